@@ -1,0 +1,13 @@
+"""Numeric constants shared by the solver: one place for dtype and tolerances."""
+
+import numpy as np
+
+#: Working precision of the solver. Blender stores coordinates as float32, and float32 halves
+#: the memory traffic of every per-vertex operation (the solver is memory-bound).
+DTYPE = np.float32
+
+#: Vectors shorter than this (in object units) count as zero: no contact, degenerate tangent.
+TINY = 1e-12
+
+#: Fraction left after a "time to rest" or a "response time": 99 % of the way there.
+SETTLED_FRACTION = 0.01

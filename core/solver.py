@@ -1,0 +1,295 @@
+"""The multi-resolution collision response of Harrison (1994), chapters 4 and 5.
+
+One step restricts the displacement vectors down the hierarchy, then walks up from the
+coarsest level: each level is placed by prolongating its parent and adding its offsets in
+the parent's frames, takes its share of the displacement (absorption, clamped to what the
+coarser levels left undone, damped in time), yields, and the finest level absorbs the rest.
+"""
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from .constants import DTYPE, TINY
+from .frames import to_frame, to_object
+from .hierarchy import Hierarchy
+from .settings import PROPERTIES, LevelSettings
+from .timing import fraction_per_step
+from .vectors import dot, norm
+
+
+@dataclass
+class _Level:
+    """The state of one level; vectors (3, n_j), offsets in frame coordinates."""
+
+    rest: np.ndarray  # rest positions (object space)
+    reference: np.ndarray  # r: rest offsets from the prolongated rest parent
+    elastic: np.ndarray  # o
+    plastic: np.ndarray  # p
+    solution: np.ndarray  # s: current positions (object space)
+    fixed: np.ndarray  # r + p, kept so a step adds one array, not two
+
+
+@dataclass
+class _Coefficients:
+    """Per-step coefficients of one level: scalars, or (n_j,) arrays where a map applies."""
+
+    absorption: np.ndarray
+    damping: np.ndarray  # gamma: fraction of a change accepted this step
+    relaxation: np.ndarray  # mu: fraction of an elastic offset recovered this step
+    yield_limit: np.ndarray
+
+
+class Surface:
+    """A deformable surface: a hierarchy, its rest shape, its state and its settings.
+
+    Parameters
+    ----------
+    hierarchy : Hierarchy
+        Levels and transfer operators (``GridHierarchy``, or one built for a mesh).
+    rest_positions : (n, 3) float
+        Rest positions of the finest level (the mesh's vertices).
+    settings : LevelSettings, optional
+        Per-level coefficients; ``LevelSettings.uniform`` defaults when omitted.
+    """
+
+    def __init__(self, hierarchy: Hierarchy, rest_positions: np.ndarray, settings: LevelSettings | None = None):
+        rest = np.asanyarray(rest_positions, dtype=np.float64)
+        if rest.shape != (hierarchy.sizes[-1], 3):
+            raise ValueError(f"rest positions must be ({hierarchy.sizes[-1]}, 3), got {rest.shape}")
+        if not np.isfinite(rest).all():
+            raise ValueError("rest positions must be finite")
+        self.hierarchy = hierarchy
+        self.settings = settings or LevelSettings.uniform(len(hierarchy.sizes))
+        self.settings.check(self.level_count, self.vertex_count)
+        self._build_levels(np.ascontiguousarray(rest.T, dtype=DTYPE))
+        self._cache_key: tuple = ()
+        self._coefficients: list[_Coefficients] = []
+
+    @property
+    def level_count(self) -> int:
+        return len(self.hierarchy.sizes)
+
+    @property
+    def vertex_count(self) -> int:
+        return self.hierarchy.sizes[-1]
+
+    def _build_levels(self, finest_rest: np.ndarray) -> None:
+        levels: list[_Level] = []
+        for j in range(self.level_count):
+            rest = finest_rest if j == self.level_count - 1 else self.hierarchy.inject(j, finest_rest)
+            zeros = np.zeros_like(rest)
+            levels.append(_Level(rest, zeros, zeros.copy(), zeros.copy(), rest.copy(), zeros.copy()))
+        self._levels = levels
+        self._compute_reference_offsets()
+
+    def _compute_reference_offsets(self) -> None:
+        """r(j) = F^T (rest(j) - P rest(j-1)), for the current prolongation method.
+
+        Elastic and plastic offsets are kept: only the rest shape's description changes.
+        """
+        method = self.settings.prolongation
+        for j in range(1, self.level_count):
+            lv = self._levels[j]
+            parent = self.hierarchy.prolong(j, self._levels[j - 1].rest, method)
+            lv.reference = to_frame(self.hierarchy.frames(j, parent), lv.rest - parent)
+            lv.fixed = lv.reference + lv.plastic
+        self._built_for = method
+
+    # -- reading and resetting ----------------------------------------------------------------
+
+    @property
+    def positions(self) -> np.ndarray:
+        """Current positions of the mesh's vertices, (n, 3) float32 (a copy)."""
+        return np.ascontiguousarray(self._levels[-1].solution.T)
+
+    def level_positions(self, level: int) -> np.ndarray:
+        """Current positions of the vertices of one level, (n_j, 3) (a copy)."""
+        return np.ascontiguousarray(self._levels[level].solution.T)
+
+    def offsets(self, level: int) -> tuple[np.ndarray, np.ndarray]:
+        """Elastic and plastic offsets of one level, each (n_j, 3) in frame coordinates."""
+        lv = self._levels[level]
+        return np.ascontiguousarray(lv.elastic.T), np.ascontiguousarray(lv.plastic.T)
+
+    def reset(self) -> None:
+        """Back to the rest shape: every offset zero."""
+        for lv in self._levels:
+            lv.elastic[:] = 0
+            lv.plastic[:] = 0
+            lv.fixed[:] = lv.reference
+        self._place(np.zeros((3, self.vertex_count), dtype=DTYPE), update=False)
+
+    # -- stepping -----------------------------------------------------------------------------
+
+    def step(self, displacement: np.ndarray, dt: float, touching: np.ndarray | None = None) -> None:
+        """Advance by ``dt`` seconds with the displacement vectors of the finest level.
+
+        Parameters
+        ----------
+        displacement : (n, 3) float
+            For each vertex, the vector that takes it out of the colliders from its current
+            position (zero where it is outside), measured on ``positions``.
+        dt : float
+            Step length in seconds (1 / fps for one step a frame).
+        touching : (n,) bool, optional
+            Vertices resting on a collider's surface (outside, within a small tolerance):
+            they count as in contact, so their offsets do not relax back into the collider,
+            but they absorb nothing. Without it, a vertex placed exactly on the collider
+            relaxes into it and is pushed out again on alternate steps (a flicker whose
+            size depends on the frame rate).
+
+        With ``settings.substeps`` > 1 the step is split: each sub-step of ``dt / substeps``
+        applies its share of what is still left between each contact vertex and its goal
+        point (the thesis's step-size coefficient), so coarse levels, damping and relaxation
+        see smaller steps and the last sub-step still ends at the goal.
+        """
+        d = np.asanyarray(displacement, dtype=DTYPE)
+        if d.shape != (self.vertex_count, 3):
+            raise ValueError(f"displacement must be ({self.vertex_count}, 3), got {d.shape}")
+        if not dt > 0:
+            raise ValueError(f"dt must be positive, got {dt}")
+        d = np.nan_to_num(np.ascontiguousarray(d.T), nan=0.0, posinf=0.0, neginf=0.0)
+        held = None
+        if touching is not None:
+            touching = np.asanyarray(touching, dtype=bool)
+            if touching.shape != (self.vertex_count,):
+                raise ValueError(f"touching must be ({self.vertex_count},), got {touching.shape}")
+            held = touching.astype(DTYPE)
+        self.settings.check(self.level_count, self.vertex_count)
+        count = self.settings.substeps
+        if count == 1:
+            self._place(d, update=True, dt=dt, held=held)
+            return
+        goal = self._levels[-1].solution + d
+        contact = dot(d, d) > TINY**2
+        for i in range(count):
+            left = np.where(contact, goal - self._levels[-1].solution, 0.0)
+            self._place(left / (count - i), update=True, dt=dt / count, held=held)
+
+    def _place(self, d: np.ndarray, update: bool, dt: float = 1.0, held: np.ndarray | None = None) -> None:
+        """One pass down (restriction) and up (response) the hierarchy.
+
+        ``held`` (n,) marks vertices touching a collider; restricted like the displacement
+        (by max), it keeps their ancestors' offsets from relaxing too.
+        """
+        settings = self.settings
+        if settings.prolongation != self._built_for:
+            self._compute_reference_offsets()
+        restricted = [d]
+        for j in range(self.level_count - 1, 0, -1):
+            restricted.insert(0, self.hierarchy.restrict(j, restricted[0], settings.restriction))
+        in_contact = [dot(v, v) > TINY**2 for v in restricted]
+        if held is not None:
+            touch = [held[None]]
+            for j in range(self.level_count - 1, 0, -1):
+                touch.insert(0, self.hierarchy.restrict(j, np.repeat(touch[0], 3, axis=0), "max")[:1])
+            in_contact = [c | (t[0] > 0) for c, t in zip(in_contact, touch, strict=True)]
+        coefficients = self._per_step(dt) if update else []
+        # What damping held back on coarser levels this step, carried up like positions: each
+        # level's share is measured against the undamped motion, so the split between levels
+        # does not depend on the step length (frame-rate independence with damping).
+        held_back: np.ndarray | None = None
+        for j, lv in enumerate(self._levels):
+            if j == 0:  # level 0 offsets live in object space
+                parent, frames = lv.rest, None
+            else:
+                parent = self.hierarchy.prolong(j, self._levels[j - 1].solution, settings.prolongation)
+                frames = self.hierarchy.frames(j, parent)
+                if held_back is not None:
+                    held_back = self.hierarchy.prolong(j, held_back, settings.prolongation)
+            if update:
+                self._relax(lv, in_contact[j], coefficients[j])
+            offsets = lv.fixed + lv.elastic
+            placed = parent + (offsets if frames is None else to_object(frames, offsets))
+            if update:
+                finest = j == self.level_count - 1
+                held_back = self._respond(lv, placed, frames, restricted[j], coefficients[j], held_back, finest)
+            lv.solution = placed
+
+    @staticmethod
+    def _relax(lv: _Level, in_contact: np.ndarray, c: _Coefficients) -> None:
+        """Elastic offsets out of contact shrink by the relaxation fraction; contact keeps them."""
+        if not np.any(c.relaxation):
+            return
+        keep = np.where(in_contact, 1.0, 1.0 - c.relaxation).astype(DTYPE)
+        lv.elastic *= keep
+
+    @staticmethod
+    def _respond(
+        lv: _Level,
+        placed: np.ndarray,
+        frames: np.ndarray | None,
+        d: np.ndarray,
+        c: _Coefficients,
+        held_back: np.ndarray | None,
+        finest: bool,
+    ) -> np.ndarray | None:
+        """Absorb this level's share of the displacement at its contact vertices (in place).
+
+        Returns the motion held back by damping so far (coarser levels and this one), or
+        None while there is none.
+        """
+        length = norm(d)
+        contact = np.flatnonzero(length > TINY)
+        if contact.size == 0:
+            return held_back
+        length = length[contact]
+        free = placed[:, contact] if held_back is None else placed[:, contact] + held_back[:, contact]
+        if finest:
+            # The finest level takes what is left, as a vector: every contact vertex ends at
+            # its goal point, out of the collider (invariant 1) and no further (invariant 3),
+            # even where coarser levels overshot it or moved it sideways.
+            share = lv.solution[:, contact] + d[:, contact] - free
+        else:
+            unit = d[:, contact] / length
+            along = dot(free - lv.solution[:, contact], unit)  # moved by coarser levels
+            absorption = _at(c.absorption, contact)
+            left = np.maximum(length - along, 0.0)
+            share = unit * np.where(absorption >= 0, np.minimum(left, absorption * length), absorption * length)
+        damping = _at(c.damping, contact)
+        delta = share * damping
+        if not finest and (damping < 1).any():
+            if held_back is None:
+                held_back = np.zeros_like(placed)
+            held_back[:, contact] += share - delta
+        placed[:, contact] += delta
+        elastic = lv.elastic[:, contact] + (delta if frames is None else to_frame(frames[:, :, contact], delta))
+        # Yield: the part of an elastic offset beyond the limit becomes permanent.
+        size = norm(elastic)
+        limit = _at(c.yield_limit, contact)
+        over = size > limit
+        if over.any():
+            excess = elastic[:, over] * (1.0 - limit[over] / size[over])
+            elastic[:, over] -= excess
+            lv.plastic[:, contact[over]] += excess
+            lv.fixed[:, contact[over]] += excess
+        lv.elastic[:, contact] = elastic
+        return held_back
+
+    def _per_step(self, dt: float) -> list[_Coefficients]:
+        """Per-level, per-step coefficients for step length ``dt``, cached while unchanged."""
+        s = self.settings
+        key = (dt,) + tuple(np.asarray(getattr(s, n), dtype=np.float64).tobytes() for n in PROPERTIES)
+        key += tuple((n, id(m), np.asarray(m).tobytes()) for n, m in sorted(s.maps.items()))
+        if key == self._cache_key:
+            return self._coefficients
+        coefficients = []
+        for j in range(self.level_count):
+            weight = {n: self.hierarchy.inject(j, np.asarray(m, dtype=np.float64)) for n, m in s.maps.items()}
+            coefficients.append(
+                _Coefficients(
+                    absorption=s.absorption[j] * weight.get("absorption", np.float64(1.0)),
+                    damping=fraction_per_step(s.response_time[j], dt, weight.get("response_time", 1.0)),
+                    relaxation=fraction_per_step(s.time_to_rest[j], dt, weight.get("time_to_rest", 1.0)),
+                    yield_limit=s.yield_limit[j] * weight.get("yield_limit", np.float64(1.0)),
+                )
+            )
+        self._cache_key, self._coefficients = key, coefficients
+        return coefficients
+
+
+def _at(values: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """Per-vertex values at ``index`` (m,), whether a level's value is a scalar or a map."""
+    values = np.asarray(values)
+    return values[index] if values.ndim else np.full(index.shape, values)
