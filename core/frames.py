@@ -13,7 +13,7 @@ from .vectors import cross, normalize
 
 def identity_frames(count: int, dtype: type = np.float32) -> np.ndarray:
     """Frames equal to the object axes, shape (3, 3, count)."""
-    frames = np.zeros((3, 3, count), dtype=dtype)
+    frames: np.ndarray = np.zeros((3, 3, count), dtype=dtype)
     for axis in range(3):
         frames[axis, axis] = 1.0
     return frames

@@ -103,7 +103,7 @@ def _midpoints(values: np.ndarray, cubic: bool) -> np.ndarray:
     """
     if not cubic or values.shape[-1] < 4:
         return (values[..., :-1] + values[..., 1:]) * 0.5
-    mid = np.empty(values.shape[:-1] + (values.shape[-1] - 1,), dtype=values.dtype)
+    mid = np.empty((*values.shape[:-1], values.shape[-1] - 1), dtype=values.dtype)
     mid[..., 1:-1] = (9 * (values[..., 1:-2] + values[..., 2:-1]) - values[..., :-3] - values[..., 3:]) / 16
     mid[..., 0] = (5 * values[..., 0] + 15 * values[..., 1] - 5 * values[..., 2] + values[..., 3]) / 16
     mid[..., -1] = (5 * values[..., -1] + 15 * values[..., -2] - 5 * values[..., -3] + values[..., -4]) / 16
@@ -112,7 +112,7 @@ def _midpoints(values: np.ndarray, cubic: bool) -> np.ndarray:
 
 def _refine_last_axis(values: np.ndarray, cubic: bool) -> np.ndarray:
     count = values.shape[-1]
-    out = np.empty(values.shape[:-1] + (2 * count - 1,), dtype=values.dtype)
+    out = np.empty((*values.shape[:-1], 2 * count - 1), dtype=values.dtype)
     out[..., ::2] = values
     out[..., 1::2] = _midpoints(values, cubic)
     return out
@@ -154,7 +154,7 @@ class GridHierarchy:
     @classmethod
     def for_side(cls, side: int) -> "GridHierarchy":
         """The hierarchy of a grid with ``side`` vertices along each side (2^m + 1)."""
-        level = int(round(np.log2(max(side - 1, 1))))
+        level = max(side - 1, 1).bit_length() - 1
         if side < 2 or grid_side(level) != side:
             raise ValueError(f"a grid side must be 2^m + 1 vertices (2, 3, 5, 9, ...), got {side}")
         return cls(level)
@@ -181,5 +181,5 @@ class GridHierarchy:
         """Values of the finest level (..., n_k) subsampled at the vertices of ``level``."""
         step = 2 ** (self.finest - level)
         side = grid_side(self.finest)
-        grid = finest_values.reshape(finest_values.shape[:-1] + (side, side))
-        return np.ascontiguousarray(grid[..., ::step, ::step]).reshape(finest_values.shape[:-1] + (-1,))
+        grid = finest_values.reshape((*finest_values.shape[:-1], side, side))
+        return np.ascontiguousarray(grid[..., ::step, ::step]).reshape((*finest_values.shape[:-1], -1))

@@ -270,7 +270,7 @@ class Surface:
     def _per_step(self, dt: float) -> list[_Coefficients]:
         """Per-level, per-step coefficients for step length ``dt``, cached while unchanged."""
         s = self.settings
-        key = (dt,) + tuple(np.asarray(getattr(s, n), dtype=np.float64).tobytes() for n in PROPERTIES)
+        key = (dt, *tuple(np.asarray(getattr(s, n), dtype=np.float64).tobytes() for n in PROPERTIES))
         key += tuple((n, id(m), np.asarray(m).tobytes()) for n, m in sorted(s.maps.items()))
         if key == self._cache_key:
             return self._coefficients

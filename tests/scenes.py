@@ -62,7 +62,7 @@ def touching_any(colliders, points: np.ndarray, tolerance: float = 1e-4) -> np.n
 def run(surface: Surface, colliders, seconds: float, fps: float) -> list[np.ndarray]:
     """Step ``surface`` for ``seconds`` at ``fps`` against static colliders; positions per step."""
     frames = []
-    for _ in range(int(round(seconds * fps))):
+    for _ in range(round(seconds * fps)):
         points = surface.positions.astype(np.float64)
         if colliders:
             surface.step(push_all(colliders, points), 1.0 / fps, touching_any(colliders, points))

@@ -1,6 +1,8 @@
 """Harrison's Figure 4.9: a 513 x 513 grid pressed by two objects, four absorption settings
 from all-fine to all-coarse; the response spreads further as absorption moves coarser."""
 
+import itertools
+
 import numpy as np
 
 from scenes import Sphere, grid_surface, push_all
@@ -33,4 +35,4 @@ def test_extent_grows_as_absorption_moves_coarser_and_every_setting_resolves_the
             assert np.abs(after - before)[~contact].max() == 0.0
         extents.append(moved.mean())
     assert extents[-1] > 0.99  # all coarse: the whole surface
-    assert all(b > 1.5 * a for a, b in zip(extents[:-1], extents[1:], strict=True)), extents
+    assert all(b > 1.5 * a for a, b in itertools.pairwise(extents)), extents

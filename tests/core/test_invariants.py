@@ -182,14 +182,16 @@ def test_9_a_zero_behaviour_map_stops_that_region_responding_on_that_level():
     # A zero map on the damping speed freezes that region on every level.
     surface = grid_surface(6, response_time=0.2)
     surface.settings.maps["response_time"] = np.where(left, 0.0, 1.0)
-    before, d, after = one_step(surface)
+    before, _d, after = one_step(surface)
     assert np.abs((after - before)[left]).max() == 0.0
     assert np.abs((after - before)[~left]).max() > 0.01
 
 
 def test_10_deterministic_finite_and_bounded_under_wild_collider_motion():
     rng = np.random.default_rng(7)
-    path = [Sphere(rng.uniform(-1.5, 1.5, 3) * [1, 1, 0.4], rng.uniform(0.05, 1.2), rng.normal(size=3)) for _ in range(60)]
+    path = [
+        Sphere(rng.uniform(-1.5, 1.5, 3) * [1, 1, 0.4], rng.uniform(0.05, 1.2), rng.normal(size=3)) for _ in range(60)
+    ]
 
     def play():
         surface = grid_surface(6, response_time=0.05, time_to_rest=0.3, yield_limit=0.2)

@@ -1,0 +1,19 @@
+"""Collision Response: kinematic collision response for Blender meshes.
+
+The solver lives in ``core`` (pure numpy); the Blender glue in the other sub-packages,
+each registering its own classes. Modules register in order and unregister in reverse.
+"""
+
+from . import operators, panels
+
+_modules = (operators, panels)
+
+
+def register() -> None:
+    for module in _modules:
+        module.register()
+
+
+def unregister() -> None:
+    for module in reversed(_modules):
+        module.unregister()
