@@ -8,7 +8,7 @@ method, Harrison 1994 section 4.2.5).
 
 import numpy as np
 
-from .vectors import cross, normalize
+from .vectors import cross, inverse_norm
 
 
 def identity_frames(count: int, dtype: type = np.float32) -> np.ndarray:
@@ -25,23 +25,46 @@ def frames_from_tangents(du: np.ndarray, dv: np.ndarray) -> np.ndarray:
     Axis 0 follows ``du``, axis 2 is the normal ``du x dv``. Where the tangents are
     degenerate (zero or parallel) the frame is the identity, so it is always valid.
     """
-    t0, t0_valid = normalize(du)
-    normal, normal_valid = normalize(cross(du, dv))
     frames = np.empty((3, 3, du.shape[1]), dtype=du.dtype)
-    frames[:, 0] = t0
-    frames[:, 2] = normal
-    frames[:, 1] = cross(normal, t0)
-    bad = ~(t0_valid & normal_valid)
+    tangent, normal = frames[:, 0], frames[:, 2]
+    cross(du, dv, out=normal)
+    scale_normal = inverse_norm(normal)
+    normal *= scale_normal
+    scale_tangent = inverse_norm(du)
+    np.multiply(du, scale_tangent, out=tangent)
+    cross(normal, tangent, out=frames[:, 1])
+    bad = (scale_tangent == 0) | (scale_normal == 0)
     if bad.any():
         frames[:, :, bad] = identity_frames(1, du.dtype)
     return frames
 
 
-def to_object(frames: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """Offsets in frame coordinates (3, n) to object-space vectors: ``F e``."""
-    return frames[:, 0] * offsets[0] + frames[:, 1] * offsets[1] + frames[:, 2] * offsets[2]
+def to_object(frames: np.ndarray, offsets: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Offsets in frame coordinates (3, n) to object-space vectors ``F e``.
+
+    With ``out`` the vectors are added to it (``out += F e``), saving a temporary.
+    """
+    if out is None:
+        out = np.zeros_like(offsets)
+    scratch = np.empty_like(offsets)
+    for axis in range(3):
+        np.multiply(frames[:, axis], offsets[axis], out=scratch)
+        out += scratch
+    return out
 
 
 def to_frame(frames: np.ndarray, vectors: np.ndarray) -> np.ndarray:
     """Object-space vectors (3, n) to frame coordinates: ``F^T v``."""
     return frames[0] * vectors[0] + frames[1] * vectors[1] + frames[2] * vectors[2]
+
+
+class TangentFrames:
+    """Frames of a level from its two tangents per vertex, built for any subset on demand,
+    so a whole level's (3, 3, n) frames never have to be held at once."""
+
+    def __init__(self, du: np.ndarray, dv: np.ndarray):
+        self.du, self.dv = du, dv
+
+    def __call__(self, index: slice | np.ndarray) -> np.ndarray:
+        """Frames (3, 3, m) of the vertices ``index`` (a slice or an index array)."""
+        return frames_from_tangents(self.du[:, index], self.dv[:, index])

@@ -10,7 +10,7 @@ from typing import Literal
 import numpy as np
 
 from .constants import TINY
-from .frames import frames_from_tangents
+from .frames import TangentFrames, frames_from_tangents
 from .vectors import dot
 
 Restriction = Literal["max", "average", "full_weighting"]
@@ -76,16 +76,16 @@ def restrict_full_weighting(fine: np.ndarray) -> np.ndarray:
     """Full weighting combined with max: the 1-2-1 weighted mean of the children,
     rescaled to the length of the longest child (the thesis's proposed future work).
 
-    Weights of children beyond the border are dropped and the rest renormalised. Where the
-    mean vanishes (opposite children cancel) the longest child is used.
+    Children beyond the border count as zero. Where the mean vanishes (opposite children
+    cancel) the longest child is used.
     """
     kids = children(fine)
     lengths = np.einsum("kcij,kcij->kij", kids, kids)
     longest = np.sqrt(lengths.max(axis=0))
     weights = np.array([(2 - abs(a)) * (2 - abs(b)) for a, b in _OFFSETS], dtype=fine.dtype)
-    present = children(np.ones_like(fine))[:, 0]  # 1 where a child exists, 0 past the border
-    total_weight = np.einsum("k,kij->ij", weights, present)
-    mean = np.einsum("k,kcij->cij", weights, kids) / total_weight
+    # The mean is rescaled to the longest child's length below, so its normalisation (and
+    # the missing children past a border) cannot change the result: a plain weighted sum.
+    mean = np.einsum("k,kcij->cij", weights, kids)
     mean_length = np.sqrt(dot(mean, mean))
     ok = mean_length > TINY
     scaled = mean * np.divide(longest, mean_length, out=np.zeros_like(longest), where=ok)
@@ -110,26 +110,60 @@ def _midpoints(values: np.ndarray, cubic: bool) -> np.ndarray:
     return mid
 
 
-def _refine_last_axis(values: np.ndarray, cubic: bool) -> np.ndarray:
-    count = values.shape[-1]
-    out = np.empty((*values.shape[:-1], 2 * count - 1), dtype=values.dtype)
-    out[..., ::2] = values
-    out[..., 1::2] = _midpoints(values, cubic)
-    return out
-
-
 def prolong(coarse: np.ndarray, cubic: bool) -> np.ndarray:
     """Prolongation (3, r, c) -> (3, 2r - 1, 2c - 1): common vertices are copied, new
     columns interpolated, then the remaining rows from the refined columns (tensor product).
     """
-    rows_refined = _refine_last_axis(coarse, cubic)
-    return np.swapaxes(_refine_last_axis(np.swapaxes(rows_refined, 1, 2), cubic), 1, 2)
+    channels, rows, cols = coarse.shape
+    fine = np.empty((channels, 2 * rows - 1, 2 * cols - 1), dtype=coarse.dtype)
+    even_rows = fine[:, ::2]
+    even_rows[:, :, ::2] = coarse
+    even_rows[:, :, 1::2] = _midpoints(coarse, cubic)
+    # Odd rows: midpoints down the columns of the even rows (a transposed view, no copy).
+    np.swapaxes(fine[:, 1::2], 1, 2)[...] = _midpoints(np.swapaxes(even_rows, 1, 2), cubic)
+    return fine
 
 
-def grid_frames(surface: np.ndarray) -> np.ndarray:
-    """Frames on a grid surface (3, rows, cols): axis 0 along the columns (u), the normal
-    from the u and v tangents; central differences inside, one-sided at the borders.
+def prolong_patch(coarse: np.ndarray, cubic: bool) -> np.ndarray:
+    """``prolong`` of a field that is zero outside a patch: only the patch's bounding box
+    and the margin its stencil reaches are computed. Exactly equal to ``prolong``."""
+    _, rows, cols = coarse.shape
+    moving = (coarse != 0).any(axis=0)
+    hit_rows, hit_cols = np.flatnonzero(moving.any(axis=1)), np.flatnonzero(moving.any(axis=0))
+    fine = np.zeros((3, 2 * rows - 1, 2 * cols - 1), dtype=coarse.dtype)
+    if hit_rows.size == 0:
+        return fine
+    row_span = _patch_span(hit_rows[0], hit_rows[-1], rows, cubic)
+    col_span = _patch_span(hit_cols[0], hit_cols[-1], cols, cubic)
+    patch = prolong(coarse[:, row_span[0] : row_span[1] + 1, col_span[0] : col_span[1] + 1], cubic)
+    (patch_rows, fine_rows), (patch_cols, fine_cols) = _kept(row_span, rows, cubic), _kept(col_span, cols, cubic)
+    fine[:, fine_rows, fine_cols] = patch[:, patch_rows, patch_cols]
+    return fine
+
+
+def _patch_span(first: int, last: int, count: int, cubic: bool) -> tuple[int, int]:
+    """Coarse range to prolong around non-zero values in [first, last]: a linear midpoint
+    reads 1 neighbour each side; a cubic one 2, plus 1 so the crop's own edge interval,
+    computed with the one-sided border rule, can be dropped (see ``_kept``)."""
+    margin = 3 if cubic else 1
+    return max(first - margin, 0), min(last + margin, count - 1)
+
+
+def _kept(span: tuple[int, int], count: int, cubic: bool) -> tuple[slice, slice]:
+    """Fine rows of a prolongated crop to keep, and where they go in the whole level.
+
+    A cubic crop edge that is not a true border used the one-sided rule in its edge
+    interval; the field is zero there on the whole grid, so that interval is dropped.
     """
+    first, last = span
+    start = 2 if cubic and first > 0 else 0
+    stop = 2 * (last - first) + 1 - (2 if cubic and last < count - 1 else 0)
+    return slice(start, stop), slice(2 * first + start, 2 * first + stop)
+
+
+def grid_tangents(surface: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Tangents of a grid surface (3, rows, cols) along the columns (u) and rows (v), each
+    (3, rows * cols): central differences inside, one-sided at the borders."""
     du = np.empty_like(surface)
     du[:, :, 1:-1] = surface[:, :, 2:] - surface[:, :, :-2]
     du[:, :, 0] = surface[:, :, 1] - surface[:, :, 0]
@@ -139,7 +173,13 @@ def grid_frames(surface: np.ndarray) -> np.ndarray:
     dv[:, 0] = surface[:, 1] - surface[:, 0]
     dv[:, -1] = surface[:, -1] - surface[:, -2]
     count = surface.shape[1] * surface.shape[2]
-    return frames_from_tangents(du.reshape(3, count), dv.reshape(3, count))
+    return du.reshape(3, count), dv.reshape(3, count)
+
+
+def grid_frames(surface: np.ndarray) -> np.ndarray:
+    """Frames (3, 3, rows * cols) on a grid surface (3, rows, cols): axis 0 along u, the
+    normal from the u and v tangents."""
+    return frames_from_tangents(*grid_tangents(surface))
 
 
 class GridHierarchy:
@@ -164,18 +204,35 @@ class GridHierarchy:
         return flat.reshape(flat.shape[0], side, side)
 
     def restrict(self, level: int, fine: np.ndarray, method: Restriction) -> np.ndarray:
-        """Displacements of ``level`` (3, n_j) to ``level - 1``."""
-        coarse = RESTRICTIONS[method](self._shape(level, fine))
+        """Displacements of ``level`` (3, n_j) to ``level - 1``.
+
+        Only the bounding box of the non-zero vectors is restricted: contact is a patch, and
+        zero children outside it are exactly what the operators would read there.
+        """
+        grid = self._shape(level, fine)
+        side = grid_side(level - 1)
+        coarse = np.zeros((3, side, side), dtype=fine.dtype)
+        moving = (grid != 0).any(axis=0)
+        rows, cols = np.flatnonzero(moving.any(axis=1)), np.flatnonzero(moving.any(axis=0))
+        if rows.size:
+            # Parents with a child in [first, last] run from first // 2 to (last + 1) // 2.
+            r0, r1 = rows[0] // 2, min((rows[-1] + 1) // 2, side - 1)
+            c0, c1 = cols[0] // 2, min((cols[-1] + 1) // 2, side - 1)
+            crop = grid[:, 2 * r0 : 2 * r1 + 1, 2 * c0 : 2 * c1 + 1]
+            coarse[:, r0 : r1 + 1, c0 : c1 + 1] = RESTRICTIONS[method](crop)
         return coarse.reshape(3, -1)
 
-    def prolong(self, level: int, coarse: np.ndarray, method: Prolongation) -> np.ndarray:
-        """Positions of ``level - 1`` (3, n_{j-1}) carried up to ``level``."""
-        fine = prolong(self._shape(level - 1, coarse), cubic=method == "cubic")
-        return np.ascontiguousarray(fine.reshape(3, -1))
+    def prolong(self, level: int, coarse: np.ndarray, method: Prolongation, patch: bool = False) -> np.ndarray:
+        """Positions of ``level - 1`` (3, n_{j-1}) carried up to ``level``.
 
-    def frames(self, level: int, surface: np.ndarray) -> np.ndarray:
-        """Frames (3, 3, n_j) on the prolongated parent surface of ``level``."""
-        return grid_frames(self._shape(level, surface))
+        ``patch``: the field is zero outside a small patch; compute only around it.
+        """
+        carry = prolong_patch if patch else prolong
+        return carry(self._shape(level - 1, coarse), cubic=method == "cubic").reshape(3, -1)
+
+    def frame_basis(self, level: int, surface: np.ndarray) -> TangentFrames:
+        """Frames on the prolongated parent surface of ``level``, built on demand."""
+        return TangentFrames(*grid_tangents(self._shape(level, surface)))
 
     def inject(self, level: int, finest_values: np.ndarray) -> np.ndarray:
         """Values of the finest level (..., n_k) subsampled at the vertices of ``level``."""

@@ -7,6 +7,12 @@ import numpy as np
 from .grid import Prolongation, Restriction
 
 
+class FrameBasis(Protocol):
+    """Builds the orthonormal frames (3, 3, m) of any subset of a level's vertices."""
+
+    def __call__(self, index: slice | np.ndarray) -> np.ndarray: ...
+
+
 class Hierarchy(Protocol):
     """Nested vertex sets, level 0 the coarsest; the last level is the mesh itself.
 
@@ -20,12 +26,13 @@ class Hierarchy(Protocol):
         """Displacement vectors of ``level`` to ``level - 1``."""
         ...
 
-    def prolong(self, level: int, coarse: np.ndarray, method: Prolongation) -> np.ndarray:
-        """Positions of ``level - 1`` interpolated to ``level``."""
+    def prolong(self, level: int, coarse: np.ndarray, method: Prolongation, patch: bool = False) -> np.ndarray:
+        """Positions of ``level - 1`` interpolated to ``level``. ``patch`` says the field is
+        zero outside a small patch, which a hierarchy may use to skip work."""
         ...
 
-    def frames(self, level: int, surface: np.ndarray) -> np.ndarray:
-        """Orthonormal frames (3, 3, n_j) on a prolongated surface of ``level``."""
+    def frame_basis(self, level: int, surface: np.ndarray) -> FrameBasis:
+        """Frames on a prolongated surface of ``level``, for any subset of its vertices."""
         ...
 
     def inject(self, level: int, finest_values: np.ndarray) -> np.ndarray:

@@ -12,7 +12,7 @@ import numpy as np
 
 from .constants import DTYPE, TINY
 from .frames import to_frame, to_object
-from .hierarchy import Hierarchy
+from .hierarchy import FrameBasis, Hierarchy
 from .settings import PROPERTIES, LevelSettings
 from .timing import fraction_per_step
 from .vectors import dot, norm
@@ -92,7 +92,7 @@ class Surface:
         for j in range(1, self.level_count):
             lv = self._levels[j]
             parent = self.hierarchy.prolong(j, self._levels[j - 1].rest, method)
-            lv.reference = to_frame(self.hierarchy.frames(j, parent), lv.rest - parent)
+            lv.reference = to_frame(self.hierarchy.frame_basis(j, parent)(slice(None)), lv.rest - parent)
             lv.fixed = lv.reference + lv.plastic
         self._built_for = method
 
@@ -149,7 +149,9 @@ class Surface:
             raise ValueError(f"displacement must be ({self.vertex_count}, 3), got {d.shape}")
         if not dt > 0:
             raise ValueError(f"dt must be positive, got {dt}")
-        d = np.nan_to_num(np.ascontiguousarray(d.T), nan=0.0, posinf=0.0, neginf=0.0)
+        d = np.ascontiguousarray(d.T)
+        if not np.isfinite(d).all():  # a broken collider query must not poison the state
+            d = np.nan_to_num(d, nan=0.0, posinf=0.0, neginf=0.0)
         held = None
         if touching is not None:
             touching = np.asanyarray(touching, dtype=bool)
@@ -191,17 +193,17 @@ class Surface:
         # does not depend on the step length (frame-rate independence with damping).
         held_back: np.ndarray | None = None
         for j, lv in enumerate(self._levels):
-            if j == 0:  # level 0 offsets live in object space
-                parent, frames = lv.rest, None
-            else:
-                parent = self.hierarchy.prolong(j, self._levels[j - 1].solution, settings.prolongation)
-                frames = self.hierarchy.frames(j, parent)
-                if held_back is not None:
-                    held_back = self.hierarchy.prolong(j, held_back, settings.prolongation)
             if update:
                 self._relax(lv, in_contact[j], coefficients[j])
             offsets = lv.fixed + lv.elastic
-            placed = parent + (offsets if frames is None else to_object(frames, offsets))
+            if j == 0:  # level 0 offsets live in object space
+                frames, placed = None, lv.rest + offsets
+            else:
+                placed = self.hierarchy.prolong(j, self._levels[j - 1].solution, settings.prolongation)
+                frames = self.hierarchy.frame_basis(j, placed)
+                _add_in_frames(frames, offsets, placed)
+                if held_back is not None:
+                    held_back = self.hierarchy.prolong(j, held_back, settings.prolongation, patch=True)
             if update:
                 finest = j == self.level_count - 1
                 held_back = self._respond(lv, placed, frames, restricted[j], coefficients[j], held_back, finest)
@@ -212,14 +214,13 @@ class Surface:
         """Elastic offsets out of contact shrink by the relaxation fraction; contact keeps them."""
         if not np.any(c.relaxation):
             return
-        keep = np.where(in_contact, 1.0, 1.0 - c.relaxation).astype(DTYPE)
-        lv.elastic *= keep
+        lv.elastic *= np.where(in_contact, DTYPE(1), 1 - c.relaxation)
 
     @staticmethod
     def _respond(
         lv: _Level,
         placed: np.ndarray,
-        frames: np.ndarray | None,
+        frames: FrameBasis | None,
         d: np.ndarray,
         c: _Coefficients,
         held_back: np.ndarray | None,
@@ -254,7 +255,7 @@ class Surface:
                 held_back = np.zeros_like(placed)
             held_back[:, contact] += share - delta
         placed[:, contact] += delta
-        elastic = lv.elastic[:, contact] + (delta if frames is None else to_frame(frames[:, :, contact], delta))
+        elastic = lv.elastic[:, contact] + (delta if frames is None else to_frame(frames(contact), delta))
         # Yield: the part of an elastic offset beyond the limit becomes permanent.
         size = norm(elastic)
         limit = _at(c.yield_limit, contact)
@@ -277,16 +278,28 @@ class Surface:
         coefficients = []
         for j in range(self.level_count):
             weight = {n: self.hierarchy.inject(j, np.asarray(m, dtype=np.float64)) for n, m in s.maps.items()}
-            coefficients.append(
-                _Coefficients(
-                    absorption=s.absorption[j] * weight.get("absorption", np.float64(1.0)),
-                    damping=fraction_per_step(s.response_time[j], dt, weight.get("response_time", 1.0)),
-                    relaxation=fraction_per_step(s.time_to_rest[j], dt, weight.get("time_to_rest", 1.0)),
-                    yield_limit=s.yield_limit[j] * weight.get("yield_limit", np.float64(1.0)),
-                )
+            values = (
+                s.absorption[j] * weight.get("absorption", np.float64(1.0)),
+                fraction_per_step(s.response_time[j], dt, weight.get("response_time", 1.0)),
+                fraction_per_step(s.time_to_rest[j], dt, weight.get("time_to_rest", 1.0)),
+                s.yield_limit[j] * weight.get("yield_limit", np.float64(1.0)),
             )
+            # In the working precision, so per-vertex maps do not promote every product.
+            coefficients.append(_Coefficients(*(np.asarray(v, dtype=DTYPE) for v in values)))
         self._cache_key, self._coefficients = key, coefficients
         return coefficients
+
+
+#: Vertices a chunk when frames are built and applied: small enough that a chunk's frames
+#: and offsets stay in a core's L2 cache (about 1 MB here), large enough to amortise numpy.
+CHUNK = 16384
+
+
+def _add_in_frames(frames: FrameBasis, offsets: np.ndarray, positions: np.ndarray) -> None:
+    """``positions += F offsets`` for a whole level, a cache-sized chunk at a time."""
+    for start in range(0, offsets.shape[1], CHUNK):
+        chunk = slice(start, start + CHUNK)
+        to_object(frames(chunk), offsets[:, chunk], out=positions[:, chunk])
 
 
 def _at(values: np.ndarray, index: np.ndarray) -> np.ndarray:

@@ -19,16 +19,25 @@ def norm(a: np.ndarray) -> np.ndarray:
     return np.sqrt(dot(a, a))
 
 
-def cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Column-wise cross product of two (3, n) arrays."""
-    out = np.empty(np.broadcast_shapes(a.shape, b.shape), dtype=np.result_type(a, b))
-    np.multiply(a[1], b[2], out=out[0])
-    out[0] -= a[2] * b[1]
-    np.multiply(a[2], b[0], out=out[1])
-    out[1] -= a[0] * b[2]
-    np.multiply(a[0], b[1], out=out[2])
-    out[2] -= a[1] * b[0]
+def cross(a: np.ndarray, b: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
+    """Column-wise cross product of two (3, n) arrays (into ``out`` if given)."""
+    if out is None:
+        out = np.empty(np.broadcast_shapes(a.shape, b.shape), dtype=np.result_type(a, b))
+    scratch = np.empty_like(out[0])
+    for i, j, k in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
+        np.multiply(a[j], b[k], out=out[i])
+        np.multiply(a[k], b[j], out=scratch)
+        out[i] -= scratch
     return out
+
+
+def inverse_norm(a: np.ndarray) -> np.ndarray:
+    """1 / length of each column of a (3, n) array; 0 for columns shorter than TINY."""
+    length = a[0] * a[0]
+    length += a[1] * a[1]
+    length += a[2] * a[2]
+    np.sqrt(length, out=length)
+    return np.divide(1.0, length, out=np.zeros_like(length), where=length > TINY)
 
 
 def normalize(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -4,10 +4,12 @@ import numpy as np
 import pytest
 
 from core.grid import (
+    RESTRICTIONS,
     GridHierarchy,
     children,
     grid_frames,
     prolong,
+    prolong_patch,
     restrict_average,
     restrict_full_weighting,
     restrict_max,
@@ -124,3 +126,26 @@ def test_injection_and_sizes_of_a_grid_hierarchy():
     np.testing.assert_array_equal(hierarchy.inject(1, values), [0, 4, 8, 36, 40, 44, 72, 76, 80])
     with pytest.raises(ValueError, match="2\\^m \\+ 1"):
         GridHierarchy.for_side(8)
+
+
+@pytest.mark.parametrize("cubic", [False, True])
+@pytest.mark.parametrize("where", [(0, 0), (2, 5), (7, 8), (8, 1), (4, 4)])
+def test_prolonging_a_patch_equals_prolonging_the_whole_grid(cubic, where):
+    rng = np.random.default_rng(3)
+    coarse = np.zeros((3, 9, 9))
+    row, col = where
+    coarse[:, row, max(col - 1, 0) : col + 1] = rng.normal(size=(3, min(col, 1) + 1))
+    np.testing.assert_allclose(prolong_patch(coarse, cubic), prolong(coarse, cubic), atol=1e-12)
+    np.testing.assert_array_equal(prolong_patch(np.zeros((3, 9, 9)), cubic), 0.0)
+
+
+@pytest.mark.parametrize("method", ["max", "average", "full_weighting"])
+@pytest.mark.parametrize("corner", [(0, 0), (3, 11), (10, 16), (16, 16)])
+def test_restricting_only_the_contact_box_equals_restricting_the_whole_level(method, corner):
+    rng = np.random.default_rng(5)
+    hierarchy = GridHierarchy(4)  # 17 x 17
+    fine = np.zeros((3, 17, 17))
+    r, c = corner
+    fine[:, max(r - 2, 0) : r + 1, max(c - 3, 0) : c + 1] = rng.normal(size=(3, min(r, 2) + 1, min(c, 3) + 1))
+    whole = RESTRICTIONS[method](fine).reshape(3, -1)
+    np.testing.assert_allclose(hierarchy.restrict(4, fine.reshape(3, -1), method), whole, atol=1e-12)
