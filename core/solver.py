@@ -181,7 +181,8 @@ class Surface:
         restricted = [d]
         for j in range(self.level_count - 1, 0, -1):
             restricted.insert(0, self.hierarchy.restrict(j, restricted[0], settings.restriction))
-        in_contact = [dot(v, v) > TINY**2 for v in restricted]
+        lengths = [norm(v) for v in restricted]
+        in_contact = [length > TINY for length in lengths]
         if held is not None:
             touch = [held[None]]
             for j in range(self.level_count - 1, 0, -1):
@@ -206,7 +207,9 @@ class Surface:
                     held_back = self.hierarchy.prolong(j, held_back, settings.prolongation, patch=True)
             if update:
                 finest = j == self.level_count - 1
-                held_back = self._respond(lv, placed, frames, restricted[j], coefficients[j], held_back, finest)
+                held_back = self._respond(
+                    lv, placed, frames, restricted[j], lengths[j], coefficients[j], held_back, finest
+                )
             lv.solution = placed
 
     @staticmethod
@@ -222,16 +225,17 @@ class Surface:
         placed: np.ndarray,
         frames: FrameBasis | None,
         d: np.ndarray,
+        length: np.ndarray,
         c: _Coefficients,
         held_back: np.ndarray | None,
         finest: bool,
     ) -> np.ndarray | None:
-        """Absorb this level's share of the displacement at its contact vertices (in place).
+        """Absorb this level's share of the displacement ``d`` (lengths ``length``) at its
+        contact vertices, in place.
 
         Returns the motion held back by damping so far (coarser levels and this one), or
         None while there is none.
         """
-        length = norm(d)
         contact = np.flatnonzero(length > TINY)
         if contact.size == 0:
             return held_back
