@@ -17,7 +17,7 @@ from pathlib import Path
 import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from core import GridHierarchy, LevelSettings, Surface  # noqa: E402
+from core import GridHierarchy, LevelSettings, Surface
 
 
 def grid(side: int, bumpy: bool) -> np.ndarray:
@@ -69,7 +69,9 @@ def main() -> None:
     args = parser.parse_args()
     print(f"numpy {np.__version__}, one step a frame, median of {args.steps} steps")
     print("flat: a plane; bumpy: a curved, rippled sheet (no zero offsets anywhere)")
-    print(f"{'grid':>10} {'vertices':>10} {'contact':>8} {'flat ms':>9} {'bumpy ms':>9} {'ns/vertex':>10} {'x prev':>7}")
+    columns = [("grid", 10), ("vertices", 10), ("contact", 8), ("flat ms", 9), ("bumpy ms", 9)]
+    columns += [("ns/vertex", 10), ("x prev", 7)]
+    print(" ".join(f"{name:>{width}}" for name, width in columns))
     previous = None
     for side in args.sides:
         flat, contact = time_steps(side, args.steps, bumpy=False)
