@@ -8,7 +8,7 @@ method, Harrison 1994 section 4.2.5).
 
 import numpy as np
 
-from .vectors import cross, inverse_norm
+from .vectors import cross, dot, inverse_norm
 
 
 def identity_frames(count: int, dtype: type = np.float32) -> np.ndarray:
@@ -27,11 +27,14 @@ def frames_from_tangents(du: np.ndarray, dv: np.ndarray) -> np.ndarray:
     """
     frames = np.empty((3, 3, du.shape[1]), dtype=du.dtype)
     tangent, normal = frames[:, 0], frames[:, 2]
-    cross(du, dv, out=normal)
-    scale_normal = inverse_norm(normal)
-    normal *= scale_normal
     scale_tangent = inverse_norm(du)
     np.multiply(du, scale_tangent, out=tangent)
+    cross(tangent, dv, out=normal)
+    # Rounding in the cross product of nearly parallel tangents can tilt the normal off the
+    # tangent: take that component out again, so F^T F = I holds to float precision.
+    normal -= tangent * dot(normal, tangent)
+    scale_normal = inverse_norm(normal)
+    normal *= scale_normal
     cross(normal, tangent, out=frames[:, 1])
     bad = (scale_tangent == 0) | (scale_normal == 0)
     if bad.any():

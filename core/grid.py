@@ -230,7 +230,7 @@ class GridHierarchy:
         carry = prolong_patch if patch else prolong
         return carry(self._shape(level - 1, coarse), cubic=method == "cubic").reshape(3, -1)
 
-    def frame_basis(self, level: int, surface: np.ndarray) -> TangentFrames:
+    def frame_basis(self, level: int, surface: np.ndarray, coarse: np.ndarray) -> TangentFrames:
         """Frames on the prolongated parent surface of ``level``, built on demand."""
         return TangentFrames(*grid_tangents(self._shape(level, surface)))
 

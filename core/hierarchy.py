@@ -31,8 +31,9 @@ class Hierarchy(Protocol):
         zero outside a small patch, which a hierarchy may use to skip work."""
         ...
 
-    def frame_basis(self, level: int, surface: np.ndarray) -> FrameBasis:
-        """Frames on a prolongated surface of ``level``, for any subset of its vertices."""
+    def frame_basis(self, level: int, surface: np.ndarray, coarse: np.ndarray) -> FrameBasis:
+        """Frames of ``level``, for any subset of its vertices, on its prolongated parent
+        surface ``surface`` (3, n_j) or from the parent level itself ``coarse`` (3, n_{j-1})."""
         ...
 
     def inject(self, level: int, finest_values: np.ndarray) -> np.ndarray:

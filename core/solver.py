@@ -92,7 +92,8 @@ class Surface:
         for j in range(1, self.level_count):
             lv = self._levels[j]
             parent = self.hierarchy.prolong(j, self._levels[j - 1].rest, method)
-            lv.reference = to_frame(self.hierarchy.frame_basis(j, parent)(slice(None)), lv.rest - parent)
+            frames = self.hierarchy.frame_basis(j, parent, self._levels[j - 1].rest)
+            lv.reference = to_frame(frames(slice(None)), lv.rest - parent)
             lv.fixed = lv.reference + lv.plastic
         self._built_for = method
 
@@ -200,8 +201,9 @@ class Surface:
             if j == 0:  # level 0 offsets live in object space
                 frames, placed = None, lv.rest + offsets
             else:
-                placed = self.hierarchy.prolong(j, self._levels[j - 1].solution, settings.prolongation)
-                frames = self.hierarchy.frame_basis(j, placed)
+                coarse = self._levels[j - 1].solution
+                placed = self.hierarchy.prolong(j, coarse, settings.prolongation)
+                frames = self.hierarchy.frame_basis(j, placed, coarse)
                 _add_in_frames(frames, offsets, placed)
                 if held_back is not None:
                     held_back = self.hierarchy.prolong(j, held_back, settings.prolongation, patch=True)

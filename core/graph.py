@@ -1,0 +1,102 @@
+"""Vertex graphs as numpy arrays: adjacency from polygons, independent sets, grouped maxima.
+
+A graph is a pair of int arrays ``(heads, tails)`` listing every edge in both directions,
+sorted by ``heads`` (a CSR layout without the row pointer).
+"""
+
+import numpy as np
+
+
+def polygon_neighbours(vertex_count: int, corners: np.ndarray, sizes: np.ndarray, edges=None):
+    """Vertices sharing a triangle or quad, neighbours along n-gon sides, and the given
+    loose edges, as a symmetric graph.
+
+    Parameters
+    ----------
+    corners : (m,) int
+        Vertex index of every polygon corner, polygon after polygon (Blender's loops).
+    sizes : (p,) int
+        Corner count of every polygon.
+    edges : (e, 2) int, optional
+        Extra edges, e.g. loose (wire) edges.
+    """
+    corners = np.asarray(corners, dtype=np.int64)
+    sizes = np.asarray(sizes, dtype=np.int64)
+    pairs = [np.zeros((0, 2), dtype=np.int64)]
+    starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+    for size in np.unique(sizes):
+        if size < 2:
+            continue
+        # Polygons of one size as rows of a (count, size) table: all pairs in a few slices.
+        rows = corners[starts[sizes == size][:, None] + np.arange(size)]
+        if size <= 4:  # triangles and quads: every pair (a quad's diagonals, as on a grid)
+            links = [(i, j) for i in range(size) for j in range(i + 1, size)]
+        else:  # n-gons: their sides only, or a 32-gon cap would be one 32-vertex clique
+            links = [(i, (i + 1) % size) for i in range(size)]
+        pairs.extend(rows[:, list(link)] for link in links)
+    if edges is not None and len(edges):
+        pairs.append(np.asarray(edges, dtype=np.int64).reshape(-1, 2))
+    return symmetric_graph(vertex_count, np.concatenate(pairs))
+
+
+def symmetric_graph(vertex_count: int, pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Both directions of every pair, without self loops or repeats, sorted by head."""
+    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
+    both = np.concatenate([pairs, pairs[:, ::-1]])
+    keys = np.unique(both[:, 0] * vertex_count + both[:, 1])
+    return keys // vertex_count, keys % vertex_count
+
+
+def independent_set(vertex_count: int, heads: np.ndarray, tails: np.ndarray) -> np.ndarray:
+    """A maximal independent set (Luby): no two chosen vertices are neighbours, and every
+    vertex not chosen has a chosen neighbour. Deterministic: priorities are a fixed hash.
+
+    Returns a (vertex_count,) bool mask. Vertices without neighbours are always chosen.
+    """
+    index = np.arange(vertex_count, dtype=np.uint64)
+    priority = (index * np.uint64(2654435761) + np.uint64(12345)) % np.uint64(2**32)
+    priority = priority.astype(np.int64) * vertex_count + index.astype(np.int64)  # unique
+    chosen = np.zeros(vertex_count, dtype=bool)
+    open_ = np.ones(vertex_count, dtype=bool)
+    while open_.any():
+        live = open_[heads] & open_[tails]
+        best_neighbour = np.full(vertex_count, -1, dtype=np.int64)
+        np.maximum.at(best_neighbour, heads[live], priority[tails[live]])
+        pick = open_ & (priority > best_neighbour)
+        chosen |= pick
+        open_ &= ~pick
+        open_[tails[pick[heads]]] = False
+    return chosen
+
+
+def group_argmax(groups: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """For every group present, the position of its largest value (the first among equals).
+
+    Returns ``(group_ids, positions)``, group ids ascending.
+    """
+    if values.size == 0:
+        return groups[:0], np.zeros(0, dtype=np.int64)
+    order = np.lexsort((-np.arange(values.size), values, groups))
+    sorted_groups = groups[order]
+    last = np.flatnonzero(np.append(sorted_groups[1:] != sorted_groups[:-1], True))
+    return sorted_groups[last], order[last]
+
+
+def components(vertex_count: int, heads: np.ndarray, tails: np.ndarray) -> np.ndarray:
+    """Connected component (island) label of every vertex: the smallest vertex index in it.
+
+    Label propagation with pointer jumping: each round hooks every label onto the smallest
+    label across its edges, then jumps labels to their roots; a few rounds suffice.
+    """
+    label = np.arange(vertex_count)
+    while True:
+        lower = label.copy()
+        np.minimum.at(lower, label[heads], label[tails])
+        while True:  # pointer jumping: follow labels to their roots
+            jumped = lower[lower]
+            if np.array_equal(jumped, lower):
+                break
+            lower = jumped
+        if np.array_equal(lower, label):
+            return label
+        label = lower

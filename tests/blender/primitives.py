@@ -1,0 +1,67 @@
+"""Blender's own primitive meshes as arrays, for the solver's tests on arbitrary topology."""
+
+import bpy
+import numpy as np
+
+
+def mesh_arrays(obj) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """Rest positions (n, 3), polygon corners, polygon sizes and loose edges of a mesh object."""
+    mesh = obj.data
+    rest = np.empty(len(mesh.vertices) * 3)
+    mesh.vertices.foreach_get("co", rest)
+    corners = np.empty(len(mesh.loops), dtype=np.int64)
+    mesh.loops.foreach_get("vertex_index", corners)
+    sizes = np.empty(len(mesh.polygons), dtype=np.int64)
+    mesh.polygons.foreach_get("loop_total", sizes)
+    edges = np.empty(len(mesh.edges) * 2, dtype=np.int64)
+    mesh.edges.foreach_get("vertices", edges)
+    return rest.reshape(-1, 3), corners, sizes, edges.reshape(-1, 2)
+
+
+def _add(operator, **options):
+    operator(**options)
+    obj = bpy.context.active_object
+    arrays = mesh_arrays(obj)
+    bpy.data.objects.remove(obj)
+    return arrays
+
+
+def _two_islands():
+    rest, corners, sizes, edges = _add(bpy.ops.mesh.primitive_ico_sphere_add, subdivisions=3, radius=0.6)
+    count = rest.shape[0]
+    shifted = rest + [1.5, 0, 0]
+    return np.concatenate([rest, shifted]), np.concatenate([corners, corners + count]), np.tile(sizes, 2), edges
+
+
+def _ngons():
+    # A cylinder capped with two 32-gons, its side split once: n-gons, quads and triangles.
+    rest, corners, sizes, edges = _add(
+        bpy.ops.mesh.primitive_cylinder_add, vertices=32, radius=1.0, depth=1.0, end_fill_type="NGON"
+    )
+    return rest, corners, sizes, edges
+
+
+def primitives() -> dict:
+    """Name -> (rest, corners, sizes, edges), each about a unit in size, centred at the origin."""
+    return {
+        "uv sphere": _add(bpy.ops.mesh.primitive_uv_sphere_add, segments=48, ring_count=24, radius=1.0),
+        "icosphere": _add(bpy.ops.mesh.primitive_ico_sphere_add, subdivisions=4, radius=1.0),
+        "monkey": _subdivided_monkey(),
+        "torus": _add(bpy.ops.mesh.primitive_torus_add, major_segments=64, minor_segments=24),
+        "two islands": _two_islands(),
+        "n-gons": _ngons(),
+        "open cylinder": _add(
+            bpy.ops.mesh.primitive_cylinder_add, vertices=48, radius=1.0, depth=2.0, end_fill_type="NOTHING"
+        ),
+    }
+
+
+def _subdivided_monkey():
+    bpy.ops.mesh.primitive_monkey_add(size=2.0)
+    obj = bpy.context.active_object
+    modifier = obj.modifiers.new("subdivide", "SUBSURF")
+    modifier.levels = 1
+    bpy.ops.object.modifier_apply(modifier=modifier.name)
+    arrays = mesh_arrays(obj)
+    bpy.data.objects.remove(obj)
+    return arrays
