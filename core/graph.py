@@ -54,8 +54,8 @@ def independent_set(vertex_count: int, heads: np.ndarray, tails: np.ndarray) -> 
     Returns a (vertex_count,) bool mask. Vertices without neighbours are always chosen.
     """
     index = np.arange(vertex_count, dtype=np.uint64)
-    priority = (index * np.uint64(2654435761) + np.uint64(12345)) % np.uint64(2**32)
-    priority = priority.astype(np.int64) * vertex_count + index.astype(np.int64)  # unique
+    scrambled = (index * np.uint64(2654435761) + np.uint64(12345)) % np.uint64(2**32)
+    priority = scrambled.astype(np.int64) * vertex_count + index.astype(np.int64)  # unique
     chosen = np.zeros(vertex_count, dtype=bool)
     open_ = np.ones(vertex_count, dtype=bool)
     while open_.any():

@@ -99,13 +99,13 @@ class MeshHierarchy:
         graphs.reverse()
         transfers.reverse()
         self._members = members
-        self._transfers = [None, *transfers]  # _transfers[j]: from level j-1 to level j
+        self._transfers = transfers  # _transfers[j - 1]: from level j-1 to level j
         self.sizes = [m.size for m in members]
         # Level j's frames are central differences across level j-1's vertices around each
         # vertex, chosen at rest. Level 0 has no frames (object axes).
         self._stencils = [_Stencil(*(np.arange(self.sizes[0]),) * 4)]
         for j in range(1, len(members)):
-            dominant = self._transfers[j].parents[0]
+            dominant = self._transfers[j - 1].parents[0]
             self._stencils.append(_stencil(rest[members[j - 1]], dominant, *graphs[j - 1]))
 
     @classmethod
@@ -119,7 +119,7 @@ class MeshHierarchy:
     def prolong(self, level: int, coarse: np.ndarray, method: Prolongation, patch: bool = False) -> np.ndarray:
         """Positions of ``level - 1`` interpolated to ``level``. Meshes interpolate linearly
         (inverse-distance weights) whatever the method: a cubic rule needs a grid."""
-        transfer = self._transfers[level]
+        transfer = self._transfers[level - 1]
         out = coarse[:, transfer.parents[0]] * transfer.weights[0]
         for parents, weights in zip(transfer.parents[1:], transfer.weights[1:], strict=True):
             out += coarse[:, parents] * weights
@@ -127,7 +127,7 @@ class MeshHierarchy:
 
     def restrict(self, level: int, fine: np.ndarray, method: Restriction) -> np.ndarray:
         """Displacements of ``level`` to ``level - 1``, over each coarse vertex's children."""
-        transfer = self._transfers[level]
+        transfer = self._transfers[level - 1]
         coarse = np.zeros((3, self.sizes[level - 1]), dtype=fine.dtype)
         lengths = np.sqrt(dot(fine, fine))
         entries = np.flatnonzero(lengths[transfer.child_fine] > TINY)  # only moving children

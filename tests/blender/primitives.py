@@ -29,7 +29,7 @@ def _add(operator, **options):
 def _two_islands():
     rest, corners, sizes, edges = _add(bpy.ops.mesh.primitive_ico_sphere_add, subdivisions=3, radius=0.6)
     count = rest.shape[0]
-    shifted = rest + [1.5, 0, 0]
+    shifted = rest + np.array([1.5, 0.0, 0.0])
     return np.concatenate([rest, shifted]), np.concatenate([corners, corners + count]), np.tile(sizes, 2), edges
 
 
