@@ -65,6 +65,8 @@ class Surface:
         self._build_levels(np.ascontiguousarray(rest.T, dtype=DTYPE))
         self._cache_key: tuple = ()
         self._coefficients: list[_Coefficients] = []
+        # Start from the composed rest shape, so vertices no step touches never change a bit.
+        self.reset()
 
     @property
     def level_count(self) -> int:
