@@ -1,13 +1,26 @@
 """Collision Response solver: pure numpy, importable without Blender.
 
-Build a ``Surface`` from a hierarchy and rest positions, set its ``settings`` per level,
-``step`` it with displacement vectors, read ``positions``.
+Build a hierarchy for a mesh (``build_hierarchy``: the exact grid hierarchy for a
+(2^m + 1)^2 grid, the general one otherwise), a ``Surface`` from it and the rest positions,
+set its ``settings`` per level, ``step`` it with displacement vectors, read ``positions``.
 """
 
 from .grid import GridHierarchy
 from .hierarchy import Hierarchy
+from .mesh import MeshHierarchy
 from .settings import PROPERTIES, LevelSettings
 from .solver import Surface
 from .timing import fraction_per_step
+from .topology import HierarchyCache, build_hierarchy
 
-__all__ = ["PROPERTIES", "GridHierarchy", "Hierarchy", "LevelSettings", "Surface", "fraction_per_step"]
+__all__ = [
+    "PROPERTIES",
+    "GridHierarchy",
+    "Hierarchy",
+    "HierarchyCache",
+    "LevelSettings",
+    "MeshHierarchy",
+    "Surface",
+    "build_hierarchy",
+    "fraction_per_step",
+]

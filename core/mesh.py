@@ -16,13 +16,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .constants import DTYPE, TINY
-from .frames import TangentFrames
+from .frames import TangentFrames, frames_from_tangents, to_object
 from .graph import components, group_argmax, independent_set, polygon_neighbours, symmetric_graph
 from .grid import Prolongation, Restriction
 from .vectors import dot
 
-#: A removed vertex interpolates at most this many kept neighbours (the nearest).
-MAX_PARENTS = 4
+#: A removed vertex interpolates at most this many kept vertices (the heaviest weights).
+MAX_PARENTS = 8
 #: Coarsening stops before a level would have fewer vertices than this...
 SMALLEST_LEVEL = 4
 #: An island is not coarsened below this many vertices.
@@ -101,12 +101,13 @@ class MeshHierarchy:
         self._members = members
         self._transfers = transfers  # _transfers[j - 1]: from level j-1 to level j
         self.sizes = [m.size for m in members]
-        # Level j's frames are central differences across level j-1's vertices around each
-        # vertex, chosen at rest. Level 0 has no frames (object axes).
-        self._stencils = [_Stencil(*(np.arange(self.sizes[0]),) * 4)]
-        for j in range(1, len(members)):
-            dominant = self._transfers[j - 1].parents[0]
-            self._stencils.append(_stencil(rest[members[j - 1]], dominant, *graphs[j - 1]))
+        # Each level's own stencil frames at rest; level j's frames blend level j-1's
+        # rotations away from these (see frame_basis).
+        self._stencils = [_stencil(rest[m], *g) for m, g in zip(members[:-1], graphs[:-1], strict=True)]
+        self._rest_frames = [
+            frames_from_tangents(*(np.asarray(t, dtype=DTYPE) for t in _tangents(st, rest[m].T)))
+            for st, m in zip(self._stencils, members[:-1], strict=True)
+        ]
 
     @classmethod
     def from_triangles(cls, rest: np.ndarray, triangles: np.ndarray) -> "MeshHierarchy":
@@ -146,11 +147,20 @@ class MeshHierarchy:
         return coarse
 
     def frame_basis(self, level: int, surface: np.ndarray, coarse: np.ndarray) -> TangentFrames:
-        """Frames of ``level`` from differences across the coarse solution around each vertex."""
-        stencil = self._stencils[level]
-        return TangentFrames(
-            coarse[:, stencil.u1] - coarse[:, stencil.u0], coarse[:, stencil.v1] - coarse[:, stencil.v0]
-        )
+        """Frames of ``level``: the rotations of level j-1's vertices, carried up like positions.
+
+        Each coarse vertex turns by ``F F_rest^T``, its stencil frame now against at rest
+        (exact for any rigid motion of its neighbourhood). Rotations, unlike tangent
+        directions, agree at rest everywhere (the identity), so they blend smoothly with
+        the interpolation weights even all round a closed surface. The first two columns
+        of the blend, orthonormalised, are the frame (object axes at rest).
+        """
+        stencil, rest_frames = self._stencils[level - 1], self._rest_frames[level - 1]
+        now = frames_from_tangents(*_tangents(stencil, coarse))
+        # Columns 0 and 1 of R = F_now F_rest^T, stacked (6, n_{j-1}), then interpolated.
+        columns = np.concatenate([to_object(now, rest_frames[axis]) for axis in (0, 1)])
+        blended = self.prolong(level, columns, "linear")
+        return TangentFrames(blended[:3], blended[3:])
 
     def inject(self, level: int, finest_values: np.ndarray) -> np.ndarray:
         return np.ascontiguousarray(finest_values[..., self._members[level]])
@@ -195,22 +205,16 @@ def _coarsen(rest: np.ndarray, keep: np.ndarray, heads: np.ndarray, tails: np.nd
     count = keep.size
     coarse_index = np.full(count, -1)
     coarse_index[keep] = np.arange(int(keep.sum()))
-    # Each removed vertex: its kept neighbours, nearest first, at most MAX_PARENTS.
-    link = ~keep[heads] & keep[tails]
-    fine, parent = heads[link], tails[link]
-    distance = np.linalg.norm(rest[fine] - rest[parent], axis=1)
-    order = np.lexsort((distance, fine))
-    fine, parent, distance = fine[order], parent[order], distance[order]
-    first = np.searchsorted(fine, fine)  # start of each vertex's run
-    rank = np.arange(fine.size) - first
-    near = rank < MAX_PARENTS
-    fine, parent, distance, rank = fine[near], parent[near], distance[near], rank[near]
-    inverse = 1.0 / np.maximum(distance, TINY)
-    total = np.bincount(fine, inverse, minlength=count)
+    coarse_graph = _coarse_graph(keep, coarse_index, heads, tails)
+    fine, parent, weight = _shepard_weights(rest, keep, heads, tails, coarse_graph)
+    # Slot k of a vertex: its k-th parent by weight. Slot 0 covers every vertex.
+    order = np.lexsort((-weight, fine))
+    fine, parent, weight = fine[order], parent[order], weight[order]
+    rank = np.arange(fine.size) - np.searchsorted(fine, fine)
     parents = np.zeros((MAX_PARENTS, count), dtype=np.int64)
     weights = np.zeros((MAX_PARENTS, count), dtype=DTYPE)
     parents[rank, fine] = coarse_index[parent]
-    weights[rank, fine] = inverse / total[fine]
+    weights[rank, fine] = weight
     parents[0, keep] = coarse_index[keep]
     weights[0, keep] = 1.0
     # Children of each coarse vertex: every (fine, parent) entry with a weight, by parent.
@@ -225,35 +229,98 @@ def _coarsen(rest: np.ndarray, keep: np.ndarray, heads: np.ndarray, tails: np.nd
         child_weight=weights[slot, child][order],
         child_is_self=keep[child[order]],
     )
-    # Coarse graph: coarse a ~ b when a child of a is a child of b or a fine neighbour of one.
-    pairs = []
+    return transfer, coarse_graph
+
+
+def _coarse_graph(keep: np.ndarray, coarse_index: np.ndarray, heads: np.ndarray, tails: np.ndarray):
+    """Coarse a ~ b when they are the adjacent kept vertices of one fine vertex, or of the
+    two ends of a fine edge (the pattern of P^T A P for nearest-neighbour interpolation).
+    Direct adjacency, not the wider interpolation, keeps the coarse graph as sparse as the
+    fine one, so each coarsening still keeps about a fifth of the vertices."""
+    count = keep.size
+    # Adjacent kept vertices of each vertex: itself if kept, else its kept neighbours.
+    link = ~keep[heads] & keep[tails]
+    owner = np.concatenate([np.flatnonzero(keep), heads[link]])
+    parent = np.concatenate([np.flatnonzero(keep), tails[link]])
+    order = np.argsort(owner, kind="stable")
+    owner, parent = owner[order], parent[order]
+    start = np.searchsorted(owner, np.arange(count))
+    size = np.bincount(owner, minlength=count)
     forward = heads < tails
-    for a, b in ((heads[forward], tails[forward]), (np.arange(count), np.arange(count))):
-        for i in range(MAX_PARENTS):
-            for j in range(MAX_PARENTS):
-                both = (weights[i, a] > 0) & (weights[j, b] > 0)
-                pairs.append(np.stack([parents[i, a[both]], parents[j, b[both]]], axis=1))
-    return transfer, symmetric_graph(int(keep.sum()), np.concatenate(pairs))
+    a = np.concatenate([heads[forward], np.arange(count)])
+    b = np.concatenate([tails[forward], np.arange(count)])
+    per_edge = size[a] * size[b]
+    edge = np.repeat(np.arange(a.size), per_edge)
+    k = np.arange(edge.size) - np.repeat(np.cumsum(per_edge) - per_edge, per_edge)
+    left = parent[start[a[edge]] + k // size[b[edge]]]
+    right = parent[start[b[edge]] + k % size[b[edge]]]
+    return symmetric_graph(int(keep.sum()), np.stack([coarse_index[left], coarse_index[right]], axis=1))
 
 
-def _stencil(coarse_rest: np.ndarray, dominant: np.ndarray, heads: np.ndarray, tails: np.ndarray) -> _Stencil:
-    """For each fine vertex, the ends of two central differences across the coarse level:
-    among its dominant parent and that parent's coarse neighbours (``heads``, ``tails``),
-    the two furthest apart along their first and along their second principal axis
-    (indices into the coarse level).
+def _shepard_weights(rest: np.ndarray, keep: np.ndarray, heads: np.ndarray, tails: np.ndarray, coarse_graph):
+    """Interpolation of each removed vertex from the kept vertices around it.
 
-    Where those points are (nearly) collinear, or all one point, every end is the dominant
-    parent: zero tangents, so object axes for good.
+    Candidates: the nearest adjacent kept vertex (the dominant parent) and its neighbours
+    on the coarse level (its star), which surround the vertex at the coarse level's own
+    spacing, even on the coarsest levels. Shepard weights with a compact Wendland kernel
+    whose radius spans the star, so a parent's weight fades smoothly to zero and vertices
+    sharing a dominant parent share the same scale: no creases where parents change. At
+    most MAX_PARENTS (the heaviest) are kept. Returns (fine, parent, weight) entries,
+    weights summing to 1 per vertex; indices are fine-level ones.
     """
-    count, coarse_count = dominant.size, coarse_rest.shape[0]
-    # Candidates: (fine vertex, coarse vertex) for the dominant parent and its neighbours.
-    starts = np.searchsorted(heads, np.arange(coarse_count))
-    degree = np.bincount(heads, minlength=coarse_count)[dominant]
-    fine = np.repeat(np.arange(count), degree)
-    within = np.arange(fine.size) - np.repeat(np.cumsum(degree) - degree, degree)
-    coarse = np.concatenate([dominant, tails[starts[dominant[fine]] + within]])
-    fine = np.concatenate([np.arange(count), fine])
-    points = coarse_rest[coarse]
+    count = keep.size
+    kept_fine = np.flatnonzero(keep)
+    coarse_heads, coarse_tails = coarse_graph
+    removed = ~keep[heads] & keep[tails]
+    fine, near = heads[removed], tails[removed]
+    gap = np.linalg.norm(rest[fine] - rest[near], axis=1)
+    ids, best = group_argmax(fine, -gap)
+    dominant = np.full(count, -1)
+    dominant[ids] = near[best]  # fine index of each removed vertex's nearest kept neighbour
+    # The star of every kept vertex: itself and its coarse neighbours (fine indices).
+    coarse_of = np.full(count, -1)
+    coarse_of[kept_fine] = np.arange(kept_fine.size)
+    star_size = np.bincount(coarse_heads, minlength=kept_fine.size) + 1
+    star_start = np.searchsorted(coarse_heads, np.arange(kept_fine.size))
+    reach = np.zeros(kept_fine.size)  # radius of each star
+    np.maximum.at(
+        reach, coarse_heads, np.linalg.norm(rest[kept_fine[coarse_heads]] - rest[kept_fine[coarse_tails]], axis=1)
+    )
+    # Entries: each removed vertex against its dominant parent's star.
+    owner = np.flatnonzero(dominant >= 0)
+    centre = coarse_of[dominant[owner]]
+    size = star_size[centre]
+    fine = np.repeat(owner, size)
+    k = np.arange(fine.size) - np.repeat(np.cumsum(size) - size, size)
+    centre_rep = np.repeat(centre, size)
+    member = np.where(
+        k == 0, centre_rep, coarse_tails[np.minimum(star_start[centre_rep] + k - 1, coarse_tails.size - 1)]
+    )
+    parent = kept_fine[member]
+    distance = np.linalg.norm(rest[fine] - rest[parent], axis=1)
+    radius = (reach[centre_rep] + np.linalg.norm(rest[fine] - rest[kept_fine[centre_rep]], axis=1)) * 1.05
+    r = np.minimum(distance / np.maximum(radius, TINY), 1.0)
+    weight = (1 - r) ** 4 * (4 * r + 1)  # Wendland C2
+    # The heaviest MAX_PARENTS of each vertex, renormalised.
+    order = np.lexsort((-weight, fine))
+    fine, parent, weight = fine[order], parent[order], weight[order]
+    heavy = (np.arange(fine.size) - np.searchsorted(fine, fine) < MAX_PARENTS) & (weight > 0)
+    fine, parent, weight = fine[heavy], parent[heavy], weight[heavy]
+    return fine, parent, weight / np.bincount(fine, weight, minlength=count)[fine]
+
+
+def _stencil(rest: np.ndarray, heads: np.ndarray, tails: np.ndarray) -> _Stencil:
+    """For each vertex, the ends of two central differences across its neighbourhood
+    (itself and its neighbours ``heads``, ``tails``): the two points furthest apart along
+    their first, and along their second, principal axis.
+
+    Where the neighbourhood is (nearly) collinear, or one point, every end is the vertex:
+    zero tangents, so object axes for good.
+    """
+    count = rest.shape[0]
+    fine = np.concatenate([np.arange(count), heads])
+    ends_of = np.concatenate([np.arange(count), tails])
+    points = rest[ends_of]
     members = np.bincount(fine, minlength=count)[:, None]
     centre = np.stack([np.bincount(fine, points[:, c], minlength=count) for c in range(3)], axis=1) / members
     spread = points - centre[fine]
@@ -264,16 +331,25 @@ def _stencil(coarse_rest: np.ndarray, dominant: np.ndarray, heads: np.ndarray, t
     for axis in (axes[:, :, 2], axes[:, :, 1]):
         along = (spread * axis[fine]).sum(axis=1)
         for sign in (1.0, -1.0):
-            end = dominant.copy()
+            end = np.arange(count)
             ids, best = group_argmax(fine, sign * along)
-            end[ids] = coarse[best]
+            end[ids] = ends_of[best]
             ends.append(end)
-    du, dv = coarse_rest[ends[0]] - coarse_rest[ends[1]], coarse_rest[ends[2]] - coarse_rest[ends[3]]
-    du_length, dv_length = np.linalg.norm(du, axis=1), np.linalg.norm(dv, axis=1)
-    area = np.linalg.norm(np.cross(du, dv), axis=1)
+    stencil = _Stencil(u1=ends[0], u0=ends[1], v1=ends[2], v0=ends[3])
+    du, dv = _tangents(stencil, rest.T)
+    du_length, dv_length = np.linalg.norm(du, axis=0), np.linalg.norm(dv, axis=0)
+    area = np.linalg.norm(np.cross(du.T, dv.T), axis=1)
     scale = np.median(du_length) if count else 0.0
     short = (du_length <= MIN_TANGENT * scale) | (dv_length <= MIN_TANGENT * scale)
     flat = short | (area <= MIN_FRAME_SINE * du_length * dv_length)
     for end in ends:
-        end[flat] = dominant[flat]
-    return _Stencil(u1=ends[0], u0=ends[1], v1=ends[2], v0=ends[3])
+        end[flat] = np.arange(count)[flat]
+    return stencil
+
+
+def _tangents(stencil: _Stencil, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The stencil's two central differences on positions (3, n): du, dv, each (3, n)."""
+    return (
+        positions[:, stencil.u1] - positions[:, stencil.u0],
+        positions[:, stencil.v1] - positions[:, stencil.v0],
+    )

@@ -172,3 +172,70 @@ def test_10_deterministic_finite_and_bounded_under_wild_motion(mesh):
     second, _ = play()
     np.testing.assert_array_equal(first, second)
     assert np.abs(first - rest).max() <= pushed * (1 + 0.4 * mesh.levels)
+
+
+def test_6_damping_builds_up_at_the_same_rate_at_any_frame_rate(mesh):
+    remaining = []
+    for fps in (24, 60):
+        s = surface(mesh, response_time=0.4, time_to_rest=np.inf)
+        s.settings.absorption[:] = np.linspace(0.1, 0.5, mesh.levels)
+        depth = []
+        for _ in range(fps):
+            d = mesh.ball.push(s.positions)
+            depth.append(np.linalg.norm(d, axis=1).max())
+            s.step(d, 1 / fps)
+        remaining.append(np.array(depth)[[fps // 4, fps // 2, 3 * fps // 4]] / depth[0])
+    assert remaining[0][0] > 0.02 and np.all(np.diff(remaining[0]) <= 0)
+    np.testing.assert_allclose(remaining[0], remaining[1], atol=0.02)
+
+
+def test_a_ball_pressed_on_its_coarse_levels_moves_smoothly_all_over():
+    rest, corners, sizes, edges = MESHES["uv sphere"]
+    hierarchy = MeshHierarchy(rest, corners, sizes, edges)
+    press = Sphere([0.0, 0.0, 1.2], 0.3)  # a 10 cm dent at the north pole of a unit ball
+    heads, tails = edges.T
+    d = press.push(rest)
+    away = (np.linalg.norm(d[heads], axis=1) == 0) & (np.linalg.norm(d[tails], axis=1) == 0)
+    for level, spread in ((0, 0.99), (1, 0.5)):
+        s = Surface(hierarchy, rest, LevelSettings.uniform(len(hierarchy.sizes)))
+        s.settings.absorption[level] = 1.0
+        s.step(d, 1 / 24)
+        motion = s.positions - rest
+        size = np.linalg.norm(motion, axis=1)
+        assert (size > 0.01 * size.max()).mean() > spread  # far beyond the contact (7 %)
+        # Smooth: along an edge away from the contact the motion changes by no more than
+        # half its peak (a tent two edges wide; a perfect tent at level 1 would be four, the
+        # irregular coarse spacing makes some steeper), and by far less almost everywhere.
+        jump = np.linalg.norm(motion[heads] - motion[tails], axis=1)[away]
+        assert jump.max() < 0.5 * size.max() and np.percentile(jump, 95) < 0.15 * size.max()
+
+
+def test_bumps_turn_with_the_surface_instead_of_staying_upright():
+    rest, corners, sizes, edges = MESHES["icosphere"]
+    rng = np.random.default_rng(4)
+    bumpy = rest * (1 + 0.08 * rng.uniform(-1, 1, len(rest)))[:, None]  # 8 % radial bumps
+    hierarchy = MeshHierarchy(bumpy, corners, sizes, edges)
+    s = Surface(hierarchy, bumpy, LevelSettings.uniform(len(hierarchy.sizes)))
+    s.settings.absorption[0] = 1.0
+    angle = np.radians(60)
+    turn = np.array([[1, 0, 0], [0, np.cos(angle), -np.sin(angle)], [0, np.sin(angle), np.cos(angle)]])
+    coarsest = hierarchy.level_vertices(0)
+    d = np.zeros_like(bumpy)
+    d[coarsest] = bumpy[coarsest] @ turn.T - bumpy[coarsest]
+    s.step(d, 1 / 24)
+    np.testing.assert_allclose(s.positions, bumpy @ turn.T, atol=1e-5)
+
+
+def test_blenders_grid_primitive_gets_the_exact_grid_hierarchy():
+    import bpy
+
+    from core import GridHierarchy, build_hierarchy
+
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=32, y_subdivisions=32, size=2)
+    obj = bpy.context.active_object
+    from primitives import mesh_arrays
+
+    rest, corners, sizes, edges = mesh_arrays(obj)
+    bpy.data.objects.remove(obj)
+    hierarchy = build_hierarchy(rest, corners, sizes, edges)
+    assert isinstance(hierarchy, GridHierarchy) and hierarchy.sizes[-1] == 33 * 33

@@ -1,0 +1,127 @@
+"""The general mesh hierarchy's parts: independent sets, islands, transfer operators, frames,
+loose vertices, grid detection and the topology cache (meshes made with numpy)."""
+
+import numpy as np
+import pytest
+
+from core import GridHierarchy, HierarchyCache, LevelSettings, MeshHierarchy, Surface, build_hierarchy
+from core.graph import components, independent_set, polygon_neighbours
+from core.mesh import ISLAND_MINIMUM
+from scenes import grid_rest
+
+
+def grid_quads(side: int) -> np.ndarray:
+    """Row-major quads of a side x side vertex grid, (cells, 4)."""
+    row, col = np.divmod(np.arange((side - 1) ** 2), side - 1)
+    first = row * side + col
+    return np.stack([first, first + 1, first + side + 1, first + side], axis=1)
+
+
+def shuffled_triangulated_grid(level: int, seed: int = 0):
+    """A grid split into triangles, its vertices in a random order: no longer a grid to us."""
+    side = 2**level + 1
+    quads = grid_quads(side)
+    triangles = np.concatenate([quads[:, [0, 1, 2]], quads[:, [0, 2, 3]]])
+    order = np.random.default_rng(seed).permutation(side * side)
+    new_index = np.argsort(order)
+    return grid_rest(level)[order], new_index[triangles]
+
+
+def test_the_independent_set_is_independent_and_maximal():
+    rest, triangles = shuffled_triangulated_grid(5)
+    heads, tails = polygon_neighbours(len(rest), triangles.ravel(), np.full(len(triangles), 3))
+    chosen = independent_set(len(rest), heads, tails)
+    assert not (chosen[heads] & chosen[tails]).any()  # independent
+    covered = np.zeros(len(rest), dtype=bool)
+    covered[tails[chosen[heads]]] = True
+    assert (chosen | covered).all()  # maximal: every other vertex has a chosen neighbour
+    np.testing.assert_array_equal(chosen, independent_set(len(rest), heads, tails))  # deterministic
+
+
+def test_islands_are_labelled_by_their_smallest_vertex():
+    heads, tails = polygon_neighbours(7, np.array([0, 1, 2, 4, 5, 6]), np.array([3, 3]))
+    np.testing.assert_array_equal(components(7, heads, tails), [0, 0, 0, 3, 4, 4, 4])
+
+
+def test_prolongation_rows_sum_to_one_and_keep_kept_vertices_and_restriction_takes_the_longest():
+    rest, triangles = shuffled_triangulated_grid(5)
+    hierarchy = MeshHierarchy.from_triangles(rest, triangles)
+    for j in range(1, len(hierarchy.sizes)):
+        coarse_count = hierarchy.sizes[j - 1]
+        ones = hierarchy.prolong(j, np.ones((3, coarse_count)), "linear")
+        np.testing.assert_allclose(ones, 1.0, atol=1e-6)  # rows sum to 1
+        values = np.random.default_rng(j).normal(size=(3, coarse_count))
+        fine = hierarchy.prolong(j, values, "linear")
+        kept = np.searchsorted(hierarchy.level_vertices(j), hierarchy.level_vertices(j - 1))
+        np.testing.assert_allclose(fine[:, kept], values, atol=1e-6)  # identity on kept vertices
+    # One moving vertex: every coarse vertex it interpolates takes exactly its vector.
+    d = np.zeros((3, hierarchy.sizes[-1]))
+    d[:, 17] = [0.0, 0.0, -0.3]
+    coarse = hierarchy.restrict(len(hierarchy.sizes) - 1, d, "max")
+    moved = np.flatnonzero(np.abs(coarse).sum(axis=0))
+    assert moved.size >= 1
+    np.testing.assert_allclose(coarse[:, moved], np.repeat([[0.0], [0.0], [-0.3]], moved.size, axis=1))
+
+
+@pytest.mark.parametrize("method", ["max", "average", "full_weighting"])
+def test_restriction_keeps_the_length_of_a_uniform_push(method):
+    rest, triangles = shuffled_triangulated_grid(5)
+    hierarchy = MeshHierarchy.from_triangles(rest, triangles)
+    d = np.zeros((3, hierarchy.sizes[-1]))
+    d[2] = -0.1
+    for j in range(len(hierarchy.sizes) - 1, 0, -1):
+        d = hierarchy.restrict(j, d, method)
+        np.testing.assert_allclose(d[2], -0.1, rtol=1e-6)
+
+
+def test_loose_vertices_follow_no_level_but_their_own():
+    rest, triangles = shuffled_triangulated_grid(4)
+    loose = np.array([[5.0, 0, 0], [6.0, 0, 0]])
+    rest = np.concatenate([rest, loose])
+    hierarchy = MeshHierarchy.from_triangles(rest, triangles)
+    n = len(rest)
+    for j in range(len(hierarchy.sizes)):
+        assert {n - 2, n - 1} <= set(hierarchy.level_vertices(j))
+    surface = Surface(hierarchy, rest, LevelSettings.uniform(len(hierarchy.sizes), absorption=1.0))
+    d = np.zeros_like(rest)
+    d[: n - 2, 2] = -0.1  # the whole grid pushed down, coarse levels taking it all
+    surface.step(d, 1 / 24)
+    assert np.abs(surface.positions[n - 2 :] - loose).max() == 0.0
+    d = np.zeros_like(rest)
+    d[n - 1] = [0.0, 0.3, 0.0]
+    surface.step(d, 1 / 24)
+    np.testing.assert_allclose(surface.positions[n - 1], loose[1] + [0, 0.3, 0], atol=1e-6)
+
+
+def test_islands_keep_at_least_a_handful_of_vertices_on_every_level():
+    a, triangles = shuffled_triangulated_grid(4, seed=1)
+    b = a + [3.0, 0, 0]
+    rest = np.concatenate([a, b])
+    hierarchy = MeshHierarchy.from_triangles(rest, np.concatenate([triangles, triangles + len(a)]))
+    for j in range(len(hierarchy.sizes)):
+        members = hierarchy.level_vertices(j)
+        assert (members < len(a)).sum() >= ISLAND_MINIMUM and (members >= len(a)).sum() >= ISLAND_MINIMUM
+
+
+def test_a_row_major_grid_gets_the_exact_grid_hierarchy_and_others_the_mesh_one():
+    rest = grid_rest(4)
+    quads = grid_quads(17)
+    assert isinstance(build_hierarchy(rest, quads.ravel(), np.full(len(quads), 4)), GridHierarchy)
+    shuffled, triangles = shuffled_triangulated_grid(4)
+    assert isinstance(build_hierarchy(shuffled, triangles.ravel(), np.full(len(triangles), 3)), MeshHierarchy)
+    ten = grid_rest(4)[:100]  # not (2^m + 1)^2
+    assert isinstance(build_hierarchy(ten, grid_quads(10).ravel(), np.full(81, 4)), MeshHierarchy)
+
+
+def test_the_cache_builds_once_per_topology_and_rest_shape():
+    rest, triangles = shuffled_triangulated_grid(4)
+    cache = HierarchyCache()
+    sizes = np.full(len(triangles), 3)
+    first = cache.get(rest, triangles.ravel(), sizes)
+    assert cache.get(rest.copy(), triangles.ravel().copy(), sizes) is first
+    assert cache.builds == 1
+    moved = rest.copy()
+    moved[0, 2] += 0.1
+    assert cache.get(moved, triangles.ravel(), sizes) is not first
+    assert cache.get(rest, triangles[:-1].ravel(), sizes[:-1]) is not first
+    assert cache.builds == 3
