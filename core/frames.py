@@ -70,4 +70,6 @@ class TangentFrames:
 
     def __call__(self, index: slice | np.ndarray) -> np.ndarray:
         """Frames (3, 3, m) of the vertices ``index`` (a slice or an index array)."""
-        return frames_from_tangents(self.du[:, index], self.dv[:, index])
+        if isinstance(index, slice):
+            return frames_from_tangents(self.du[:, index], self.dv[:, index])
+        return frames_from_tangents(np.take(self.du, index, axis=1), np.take(self.dv, index, axis=1))

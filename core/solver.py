@@ -204,9 +204,9 @@ class Surface:
                 frames, placed = None, lv.rest + offsets
             else:
                 coarse = self._levels[j - 1].solution
-                placed = self.hierarchy.prolong(j, coarse, settings.prolongation)
-                frames = self.hierarchy.frame_basis(j, placed, coarse)
-                _add_in_frames(frames, offsets, placed)
+                parent = self.hierarchy.prolong(j, coarse, settings.prolongation)
+                frames = self.hierarchy.frame_basis(j, parent, coarse)  # may read parent later
+                placed = _place_in_frames(frames, parent, offsets)
                 if held_back is not None:
                     held_back = self.hierarchy.prolong(j, held_back, settings.prolongation, patch=True)
             if update:
@@ -244,15 +244,19 @@ class Surface:
         if contact.size == 0:
             return held_back
         length = length[contact]
-        free = placed[:, contact] if held_back is None else placed[:, contact] + held_back[:, contact]
+        free = _gather(placed, contact)
+        if held_back is not None:
+            free += _gather(held_back, contact)
+        old = _gather(lv.solution, contact)
+        push = _gather(d, contact)
         if finest:
             # The finest level takes what is left, as a vector: every contact vertex ends at
             # its goal point, out of the collider (invariant 1) and no further (invariant 3),
             # even where coarser levels overshot it or moved it sideways.
-            share = lv.solution[:, contact] + d[:, contact] - free
+            share = old + push - free
         else:
-            unit = d[:, contact] / length
-            along = dot(free - lv.solution[:, contact], unit)  # moved by coarser levels
+            unit = push / length
+            along = dot(free - old, unit)  # moved by coarser levels
             absorption = _at(c.absorption, contact)
             left = np.maximum(length - along, 0.0)
             share = unit * np.where(absorption >= 0, np.minimum(left, absorption * length), absorption * length)
@@ -263,7 +267,7 @@ class Surface:
                 held_back = np.zeros_like(placed)
             held_back[:, contact] += share - delta
         placed[:, contact] += delta
-        elastic = lv.elastic[:, contact] + (delta if frames is None else to_frame(frames(contact), delta))
+        elastic = _gather(lv.elastic, contact) + (delta if frames is None else to_frame(frames(contact), delta))
         # Yield: the part of an elastic offset beyond the limit becomes permanent.
         size = norm(elastic)
         limit = _at(c.yield_limit, contact)
@@ -303,11 +307,20 @@ class Surface:
 CHUNK = 16384
 
 
-def _add_in_frames(frames: FrameBasis, offsets: np.ndarray, positions: np.ndarray) -> None:
-    """``positions += F offsets`` for a whole level, a cache-sized chunk at a time."""
+def _place_in_frames(frames: FrameBasis, parent: np.ndarray, offsets: np.ndarray) -> np.ndarray:
+    """``parent + F offsets`` for a whole level, a cache-sized chunk at a time, into a new
+    array: ``parent`` stays as it was, since a frame basis may still read it."""
+    placed = np.empty_like(parent)
     for start in range(0, offsets.shape[1], CHUNK):
         chunk = slice(start, start + CHUNK)
-        to_object(frames(chunk), offsets[:, chunk], out=positions[:, chunk])
+        placed[:, chunk] = parent[:, chunk]
+        to_object(frames(chunk), offsets[:, chunk], out=placed[:, chunk])
+    return placed
+
+
+def _gather(vectors: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """Columns ``index`` of a (3, n) array: np.take, several times faster than vectors[:, index]."""
+    return np.take(vectors, index, axis=1)
 
 
 def _at(values: np.ndarray, index: np.ndarray) -> np.ndarray:

@@ -17,7 +17,7 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmark_solver import grid, press, surface_with_everything_on
+from benchmark_solver import grid, press, press_centre, surface_with_everything_on
 
 from core import LevelSettings, MeshHierarchy, Surface
 
@@ -33,12 +33,10 @@ def triangulated(side: int, seed: int = 0):
     return rest[order], np.argsort(order)[triangles], order
 
 
-def step_times(surface: Surface, steps: int, order=None) -> float:
-    base = surface.positions[:, 2].max()
+def step_times(surface: Surface, steps: int) -> float:
     timings = []
     for i in range(steps + 3):
-        centre = np.array([0.2 * np.sin(i / 5), 0.1, base + 0.35 - 0.002 * min(i, 20)])
-        d = press(surface.positions.astype(np.float64), centre, 0.4)
+        d = press(surface.positions.astype(np.float64), press_centre(surface.positions, i), 0.4)
         start = time.perf_counter()
         surface.step(d, 1 / 24)
         if i >= 3:

@@ -149,3 +149,14 @@ def test_restricting_only_the_contact_box_equals_restricting_the_whole_level(met
     fine[:, max(r - 2, 0) : r + 1, max(c - 3, 0) : c + 1] = rng.normal(size=(3, min(r, 2) + 1, min(c, 3) + 1))
     whole = RESTRICTIONS[method](fine).reshape(3, -1)
     np.testing.assert_allclose(hierarchy.restrict(4, fine.reshape(3, -1), method), whole, atol=1e-12)
+
+
+def test_frames_built_by_chunk_or_by_index_equal_the_whole_level():
+    rng = np.random.default_rng(9)
+    surface = rng.normal(size=(3, 9, 9))
+    whole = grid_frames(surface)
+    basis = GridHierarchy(3).frame_basis(3, surface.reshape(3, -1), None)
+    for chunk in (slice(0, 81), slice(5, 40), slice(79, 81), slice(9, 18)):
+        np.testing.assert_allclose(basis(chunk), whole[:, :, chunk], atol=1e-12)
+    index = np.array([0, 8, 40, 72, 80, 13])  # corners, centre, a border vertex
+    np.testing.assert_allclose(basis(index), whole[:, :, index], atol=1e-12)
