@@ -76,10 +76,15 @@ def group_argmax(groups: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np
     """
     if values.size == 0:
         return groups[:0], np.zeros(0, dtype=np.int64)
-    order = np.lexsort((-np.arange(values.size), values, groups))
-    sorted_groups = groups[order]
-    last = np.flatnonzero(np.append(sorted_groups[1:] != sorted_groups[:-1], True))
-    return sorted_groups[last], order[last]
+    order = None
+    if np.any(groups[1:] < groups[:-1]):  # callers mostly pass groups already sorted
+        order = np.argsort(groups, kind="stable")
+        groups, values = groups[order], values[order]
+    starts = np.flatnonzero(np.append(True, groups[1:] != groups[:-1]))
+    best = np.maximum.reduceat(values, starts)
+    hits = np.flatnonzero(values == np.repeat(best, np.diff(np.append(starts, values.size))))
+    first = hits[np.searchsorted(hits, starts)]  # first hit at or after each group's start
+    return groups[starts], first if order is None else order[first]
 
 
 def components(vertex_count: int, heads: np.ndarray, tails: np.ndarray) -> np.ndarray:

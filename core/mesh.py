@@ -212,10 +212,8 @@ def _coarsen(rest: np.ndarray, keep: np.ndarray, heads: np.ndarray, tails: np.nd
     coarse_index = np.full(count, -1)
     coarse_index[keep] = np.arange(int(keep.sum()))
     coarse_graph = _coarse_graph(keep, coarse_index, heads, tails)
+    # Entries come by vertex, heaviest first: slot k of a vertex is its k-th parent.
     fine, parent, weight = _shepard_weights(rest, keep, heads, tails, coarse_graph)
-    # Slot k of a vertex: its k-th parent by weight. Slot 0 covers every vertex.
-    order = np.lexsort((-weight, fine))
-    fine, parent, weight = fine[order], parent[order], weight[order]
     rank = np.arange(fine.size) - np.searchsorted(fine, fine)
     parents = np.zeros((MAX_PARENTS, count), dtype=np.int64)
     weights = np.zeros((MAX_PARENTS, count), dtype=DTYPE)
@@ -272,7 +270,7 @@ def _shepard_weights(rest: np.ndarray, keep: np.ndarray, heads: np.ndarray, tail
     whose radius spans the star, so a parent's weight fades smoothly to zero and vertices
     sharing a dominant parent share the same scale: no creases where parents change. At
     most MAX_PARENTS (the heaviest) are kept. Returns (fine, parent, weight) entries,
-    weights summing to 1 per vertex; indices are fine-level ones.
+    weights summing to 1 per vertex, by vertex and heaviest first; indices are fine-level.
     """
     count = keep.size
     kept_fine = np.flatnonzero(keep)
@@ -307,8 +305,10 @@ def _shepard_weights(rest: np.ndarray, keep: np.ndarray, heads: np.ndarray, tail
     radius = (reach[centre_rep] + np.linalg.norm(rest[fine] - rest[kept_fine[centre_rep]], axis=1)) * 1.05
     r = np.minimum(distance / np.maximum(radius, TINY), 1.0)
     weight = (1 - r) ** 4 * (4 * r + 1)  # Wendland C2
-    # The heaviest MAX_PARENTS of each vertex, renormalised.
-    order = np.lexsort((-weight, fine))
+    # The heaviest MAX_PARENTS of each vertex, renormalised; entries by vertex, heaviest first.
+    # (fine is already ascending, so one stable sort on the weight then on the vertex does it.)
+    order = np.argsort(-weight, kind="stable")
+    order = order[np.argsort(fine[order], kind="stable")]
     fine, parent, weight = fine[order], parent[order], weight[order]
     heavy = (np.arange(fine.size) - np.searchsorted(fine, fine) < MAX_PARENTS) & (weight > 0)
     fine, parent, weight = fine[heavy], parent[heavy], weight[heavy]
