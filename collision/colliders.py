@@ -1,0 +1,129 @@
+"""Which objects can collide with a mesh, and why the others cannot."""
+
+from dataclasses import dataclass
+
+import bpy
+import numpy as np
+
+#: Colliders whose object matrix is this close to singular are ignored (zero scale).
+SINGULAR = 1e-12
+
+
+@dataclass
+class Collider:
+    """A usable collider at the current frame: its object and world-space triangles' bounds."""
+
+    obj: bpy.types.Object
+    low: np.ndarray  # (3,) world bounding box
+    high: np.ndarray
+    centre: np.ndarray  # (3,) bounding sphere, world space
+    radius: float
+    closed: bool
+
+
+def usable_colliders(
+    deformable: bpy.types.Object, candidates, depsgraph: bpy.types.Depsgraph
+) -> tuple[list[Collider], list[str]]:
+    """The candidates that can collide with ``deformable`` now, and a message for each other.
+
+    Skipped, with a reason: a deleted object, the deformable itself, a hidden object, an
+    object with no faces (an empty, a camera, a curve without geometry), a zero scale.
+    Kept with a warning: an open (non-closed) mesh, whose inside is taken to be behind its
+    faces.
+    """
+    usable, messages = [], []
+    seen = set()
+    for obj in candidates:
+        if obj is None:
+            messages.append("A collider was deleted: it is ignored")
+            continue
+        try:
+            name = obj.name
+        except ReferenceError:
+            messages.append("A collider was deleted: it is ignored")
+            continue
+        if name in seen:
+            continue
+        seen.add(name)
+        if obj == deformable or getattr(obj, "original", obj) == deformable:
+            messages.append(f"'{name}' is the deforming mesh itself: it cannot be its own collider")
+            continue
+        if obj.hide_get() or obj.hide_viewport:
+            messages.append(f"'{name}' is hidden: it is ignored")
+            continue
+        if abs(np.linalg.det(np.array(obj.matrix_world)[:3, :3])) < SINGULAR:
+            messages.append(f"'{name}' has zero scale: it is ignored")
+            continue
+        evaluated = obj.evaluated_get(depsgraph)
+        shape = _shape(evaluated)
+        if shape is None:
+            messages.append(f"'{name}' has no faces to collide with: it is ignored")
+            continue
+        matrix = np.array(evaluated.matrix_world)
+        low, high = _world_box(shape.low, shape.high, matrix)
+        centre = matrix[:3, :3] @ shape.centre + matrix[:3, 3]
+        radius = shape.radius * float(np.linalg.norm(matrix[:3, :3], 2))
+        closed = shape.closed
+        if not closed:
+            messages.append(f"'{name}' is not closed: its inside is taken to be behind its faces")
+        usable.append(Collider(obj, low, high, centre, radius, closed))
+    return usable, messages
+
+
+@dataclass
+class _Shape:
+    """A collider's geometry in its own object space: bounds and whether it is closed."""
+
+    low: np.ndarray
+    high: np.ndarray
+    centre: np.ndarray
+    radius: float
+    closed: bool
+
+
+#: Shapes of rigid colliders (plain meshes: no modifiers, no shape keys), by mesh and
+#: topology: measured once, not every frame. Call ``forget`` when a mesh is edited.
+_RIGID: dict[tuple, _Shape | None] = {}
+
+
+def forget(mesh_name: str | None = None) -> None:
+    """Drop the remembered shape of one mesh (or of all): it was edited."""
+    for key in [k for k in _RIGID if mesh_name is None or k[0] == mesh_name]:
+        del _RIGID[key]
+
+
+def _shape(evaluated: bpy.types.Object) -> _Shape | None:
+    """The evaluated object's shape; None when it has no faces."""
+    data = evaluated.data
+    key = None
+    if isinstance(data, bpy.types.Mesh) and not evaluated.modifiers and data.shape_keys is None:
+        key = (data.name_full, len(data.vertices), len(data.polygons), len(data.edges))
+    if key is not None and key in _RIGID:
+        return _RIGID[key]
+    try:
+        mesh = evaluated.to_mesh()
+    except RuntimeError:
+        return None
+    shape = None
+    if mesh is not None and len(mesh.polygons):
+        points = np.empty(len(mesh.vertices) * 3, dtype=np.float64)
+        mesh.vertices.foreach_get("co", points)
+        points = points.reshape(-1, 3)
+        low, high = points.min(axis=0), points.max(axis=0)
+        centre = (low + high) / 2
+        edge_of_corner = np.empty(len(mesh.loops), dtype=np.int64)
+        mesh.loops.foreach_get("edge_index", edge_of_corner)
+        uses = np.bincount(edge_of_corner, minlength=len(mesh.edges))
+        closed = bool(len(mesh.edges)) and bool(np.all(uses == 2))
+        shape = _Shape(low, high, centre, float(np.linalg.norm(points - centre, axis=1).max()), closed)
+    if mesh is not None:
+        evaluated.to_mesh_clear()
+    if key is not None:
+        _RIGID[key] = shape
+    return shape
+
+
+def _world_box(low: np.ndarray, high: np.ndarray, matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    corners = np.array([[x, y, z] for x in (0, 1) for y in (0, 1) for z in (0, 1)], dtype=np.float64)
+    world = (low + corners * (high - low)) @ matrix[:3, :3].T + matrix[:3, 3]
+    return world.min(axis=0), world.max(axis=0)

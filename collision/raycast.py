@@ -1,0 +1,179 @@
+"""Batched ray casts against collider objects, in Blender's C++ (Geometry Nodes Raycast).
+
+A Python call per ray costs about 3.5 us; here a hidden helper point cloud carries the ray
+origins and directions as attributes, its Geometry Nodes modifier casts every ray against
+every collider at once, and the hits come back as attributes: about 0.4 us a ray.
+"""
+
+from typing import cast
+
+import bpy
+import numpy as np
+
+HELPER_NAME = ".Collision Response Query"
+#: Where spare ray origins wait: far from any scene, their hits are never read.
+PARKED = 1e9
+#: How far a ray reaches, and the value a miss stores (far below any signed distance).
+REACH = 1e6
+MISS = -1e30
+
+
+class RayCaster:
+    """Casts rays from points against a list of collider objects (world space).
+
+    ``cast(colliders, origins, directions)``: signed distances to the first face hit.
+    """
+
+    def __init__(self, scene: bpy.types.Scene):
+        self.scene = scene
+        self._colliders: list[bpy.types.Object] = []
+        self._object: bpy.types.Object | None = None
+
+    # -- the helper object and its node tree ----------------------------------------------------
+
+    def _helper(self) -> bpy.types.Object:
+        obj = bpy.data.objects.get(HELPER_NAME)
+        if obj is None or obj.type != "MESH":
+            mesh = bpy.data.meshes.new(HELPER_NAME)
+            obj = bpy.data.objects.new(HELPER_NAME, mesh)
+            obj.hide_render = True
+            obj.hide_select = True
+        if obj.name not in self.scene.collection.objects:
+            self.scene.collection.objects.link(obj)
+        obj.matrix_world.identity()
+        self._object = obj
+        return obj
+
+    def _build_tree(self, colliders: list[bpy.types.Object]) -> bpy.types.NodeTree:
+        """One raycast and one stored value per collider: the signed distance to the first
+        face hit (see ``cast``). Each Store node evaluates its field afresh, so storing hit,
+        distance and normal separately would cast every ray three times."""
+        tree = cast(bpy.types.GeometryNodeTree, bpy.data.node_groups.new(HELPER_NAME, "GeometryNodeTree"))
+        # fake-bpy-module's stub lists only 'DEFAULT' as a socket type; Blender takes any.
+        tree.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")  # type: ignore[arg-type]
+        tree.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")  # type: ignore[arg-type]
+        nodes, links = tree.nodes, tree.links
+        geometry = nodes.new("NodeGroupInput").outputs[0]
+        # Spare points wait far away (x > PARKED / 2): drop them before casting, so a cast
+        # costs its live rays only. Deletion keeps order, so results line up with origins.
+        position = nodes.new("GeometryNodeInputPosition")
+        split = nodes.new("ShaderNodeSeparateXYZ")
+        links.new(position.outputs[0], split.inputs[0])
+        parked = _math(nodes, "GREATER_THAN")
+        links.new(split.outputs["X"], parked.inputs[0])
+        parked.inputs[1].default_value = PARKED / 2
+        drop = nodes.new("GeometryNodeDeleteGeometry")
+        drop.domain = "POINT"
+        links.new(geometry, drop.inputs["Geometry"])
+        links.new(parked.outputs[0], drop.inputs["Selection"])
+        geometry = drop.outputs["Geometry"]
+        for i, collider in enumerate(colliders):
+            info = nodes.new("GeometryNodeObjectInfo")
+            info.inputs["Object"].default_value = collider
+            info.transform_space = "RELATIVE"  # helper at the origin: world space
+            ray = nodes.new("GeometryNodeInputNamedAttribute")
+            ray.data_type = "FLOAT_VECTOR"
+            ray.inputs["Name"].default_value = f"ray{i}"
+            raycast = nodes.new("GeometryNodeRaycast")
+            raycast.inputs["Ray Length"].default_value = REACH
+            links.new(info.outputs["Geometry"], raycast.inputs["Target Geometry"])
+            links.new(ray.outputs["Attribute"], raycast.inputs["Ray Direction"])
+            facing = nodes.new("ShaderNodeVectorMath")
+            facing.operation = "DOT_PRODUCT"
+            links.new(raycast.outputs["Hit Normal"], facing.inputs[0])
+            links.new(ray.outputs["Attribute"], facing.inputs[1])
+            sign = _math(nodes, "SIGN")
+            links.new(facing.outputs["Value"], sign.inputs[0])
+            signed = _math(nodes, "MULTIPLY")
+            links.new(raycast.outputs["Hit Distance"], signed.inputs[0])
+            links.new(sign.outputs[0], signed.inputs[1])
+            # A miss becomes MISS: signed * hit + (1 - hit) * MISS, exact for hits (a form
+            # like (signed - MISS) * hit + MISS would lose them to float32 rounding).
+            kept = _math(nodes, "MULTIPLY")
+            links.new(signed.outputs[0], kept.inputs[0])
+            links.new(raycast.outputs["Is Hit"], kept.inputs[1])
+            missed = _math(nodes, "MULTIPLY_ADD")
+            links.new(raycast.outputs["Is Hit"], missed.inputs[0])
+            missed.inputs[1].default_value = -MISS
+            missed.inputs[2].default_value = MISS
+            value = _math(nodes, "ADD")
+            links.new(kept.outputs[0], value.inputs[0])
+            links.new(missed.outputs[0], value.inputs[1])
+            store = nodes.new("GeometryNodeStoreNamedAttribute")
+            store.data_type = "FLOAT"
+            store.inputs["Name"].default_value = f"signed{i}"
+            links.new(geometry, store.inputs["Geometry"])
+            links.new(value.outputs[0], store.inputs["Value"])
+            geometry = store.outputs["Geometry"]
+        links.new(geometry, nodes.new("NodeGroupOutput").inputs[0])
+        return tree
+
+    def _prepare(self, colliders: list[bpy.types.Object]) -> bpy.types.Object:
+        obj = self._helper()
+        modifier = obj.modifiers.get("raycast") or obj.modifiers.new("raycast", "NODES")
+        if colliders != self._colliders or modifier.node_group is None:
+            old = modifier.node_group
+            modifier.node_group = self._build_tree(colliders)
+            if old is not None and old.users == 0:
+                bpy.data.node_groups.remove(old)
+            self._colliders = list(colliders)
+        return obj
+
+    def remove(self) -> None:
+        """Delete the helper object, its mesh and node tree."""
+        obj = bpy.data.objects.get(HELPER_NAME)
+        if obj is not None:
+            modifier = obj.modifiers.get("raycast")
+            tree = modifier.node_group if modifier else None
+            mesh = obj.data
+            bpy.data.objects.remove(obj)
+            if mesh is not None and mesh.users == 0:
+                bpy.data.meshes.remove(mesh)
+            if tree is not None and tree.users == 0:
+                bpy.data.node_groups.remove(tree)
+        self._colliders, self._object = [], None
+
+    # -- casting --------------------------------------------------------------------------------
+
+    def cast(self, colliders: list[bpy.types.Object], origins: np.ndarray, directions: np.ndarray) -> np.ndarray:
+        """Signed distances (k, n) from ``origins`` (n, 3) along ``directions`` (k, n, 3), one
+        direction set per collider, to the first face of that collider: positive where the
+        face faces along the ray (the ray leaves the volume there), negative where it faces
+        against it (the ray enters), ``nan`` where nothing is hit."""
+        count, k = origins.shape[0], len(colliders)
+        signed = np.full((k, count), np.nan, dtype=np.float32)
+        if count == 0 or k == 0:
+            return signed
+        obj = self._prepare(colliders)
+        mesh = cast(bpy.types.Mesh, obj.data)  # the helper is always our own mesh
+        # Capacity only grows (by powers of two): reallocating the helper every frame costs
+        # more than casting a few spare rays from far away.
+        capacity = max(len(mesh.vertices), 1)
+        if capacity < count:
+            capacity = 1 << (count - 1).bit_length()
+            mesh.clear_geometry()
+            mesh.vertices.add(capacity)
+        padded = np.full((capacity, 3), PARKED, dtype=np.float32)
+        padded[:count] = origins
+        rays = np.zeros((capacity, 3), dtype=np.float32)
+        for i in range(k):
+            name = f"ray{i}"
+            attribute = mesh.attributes.get(name) or mesh.attributes.new(name, "FLOAT_VECTOR", "POINT")
+            rays[:count] = directions[i]
+            attribute.data.foreach_set("vector", rays.ravel())
+        mesh.vertices.foreach_set("co", padded.ravel())
+        mesh.update()
+        depsgraph = bpy.context.evaluated_depsgraph_get()
+        depsgraph.update()
+        evaluated = cast(bpy.types.Mesh, obj.evaluated_get(depsgraph).data)
+        values = np.empty(len(evaluated.vertices), dtype=np.float32)
+        for i in range(k):
+            evaluated.attributes[f"signed{i}"].data.foreach_get("value", values)
+            signed[i] = np.where(values[:count] <= MISS / 2, np.nan, values[:count])
+        return signed
+
+
+def _math(nodes, operation: str):
+    node = nodes.new("ShaderNodeMath")
+    node.operation = operation
+    return node
