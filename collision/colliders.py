@@ -19,6 +19,9 @@ class Collider:
     centre: np.ndarray  # (3,) bounding sphere, world space
     radius: float
     closed: bool
+    #: The faces' normals point inward in world space (a mirrored object, or a mesh whose
+    #: normals point in): inside and outside swap in the ray test.
+    inverted: bool
 
 
 def usable_colliders(
@@ -64,9 +67,11 @@ def usable_colliders(
         centre = matrix[:3, :3] @ shape.centre + matrix[:3, 3]
         radius = shape.radius * float(np.linalg.norm(matrix[:3, :3], 2))
         closed = shape.closed
+        mirrored = np.linalg.det(matrix[:3, :3]) < 0
+        inverted = bool(mirrored != shape.inside_out)
         if not closed:
             messages.append(f"'{name}' is not closed: its inside is taken to be behind its faces")
-        usable.append(Collider(obj, low, high, centre, radius, closed))
+        usable.append(Collider(obj, low, high, centre, radius, closed, inverted))
     return usable, messages
 
 
@@ -79,10 +84,11 @@ class _Shape:
     centre: np.ndarray
     radius: float
     closed: bool
+    inside_out: bool  # its normals point inward (negative signed volume)
 
 
-#: Shapes of rigid colliders (plain meshes: no modifiers, no shape keys), by mesh and
-#: topology: measured once, not every frame. Call ``forget`` when a mesh is edited.
+#: Shapes of rigid colliders (plain meshes: no modifiers, no shape keys), by mesh datablock
+#: and topology: measured once, not every frame. Call ``forget`` when a mesh is edited.
 _RIGID: dict[tuple, _Shape | None] = {}
 
 
@@ -97,7 +103,7 @@ def _shape(evaluated: bpy.types.Object) -> _Shape | None:
     data = evaluated.data
     key = None
     if isinstance(data, bpy.types.Mesh) and not evaluated.modifiers and data.shape_keys is None:
-        key = (data.name_full, len(data.vertices), len(data.polygons), len(data.edges))
+        key = (data.name_full, data.session_uid, len(data.vertices), len(data.polygons), len(data.edges))
     if key is not None and key in _RIGID:
         return _RIGID[key]
     try:
@@ -115,7 +121,13 @@ def _shape(evaluated: bpy.types.Object) -> _Shape | None:
         mesh.loops.foreach_get("edge_index", edge_of_corner)
         uses = np.bincount(edge_of_corner, minlength=len(mesh.edges))
         closed = bool(len(mesh.edges)) and bool(np.all(uses == 2))
-        shape = _Shape(low, high, centre, float(np.linalg.norm(points - centre, axis=1).max()), closed)
+        mesh.calc_loop_triangles()
+        corners = np.empty(len(mesh.loop_triangles) * 3, dtype=np.int64)
+        mesh.loop_triangles.foreach_get("vertices", corners)
+        a, b, c = (points[corners[i::3]] - centre for i in range(3))
+        volume = float(np.einsum("ij,ij->", a, np.cross(b, c))) / 6  # signed: < 0 when inside out
+        radius = float(np.linalg.norm(points - centre, axis=1).max())
+        shape = _Shape(low, high, centre, radius, closed, inside_out=closed and volume < 0)
     if mesh is not None:
         evaluated.to_mesh_clear()
     if key is not None:

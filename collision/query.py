@@ -108,7 +108,8 @@ class CollisionQuery:
         objects = [c.obj for c in colliders]
         sizes = np.array([c.radius for c in colliders])[:, None]
         # Forward: inside where the first face ahead is one the ray leaves the volume through.
-        ahead = self.caster.cast(objects, points, directions)
+        flip = np.array([-1.0 if c.inverted else 1.0 for c in colliders])[:, None]
+        ahead = self.caster.cast(objects, points, directions) * flip
         inside = ahead > 0
         length = np.where(inside, ahead + standoff, 0.0)
         # Backward, only for vertices inside no collider (most in a press are inside): the
@@ -116,10 +117,14 @@ class CollisionQuery:
         outside = np.flatnonzero(~inside.any(axis=0))
         gap = np.full(length.shape, np.inf)
         if outside.size:
-            behind = self.caster.cast(objects, points[outside], -directions[:, outside])
+            behind = self.caster.cast(objects, points[outside], -directions[:, outside]) * flip
             gap[:, outside] = np.where(behind < 0, -behind, np.inf)
         length = np.where(~inside & (gap < standoff), standoff - gap, length)
         touching = np.any(~inside & (gap <= standoff + TOUCH_TOLERANCE * sizes), axis=0)
+        # A push shorter than the touching tolerance is rounding, not penetration: touching.
+        tiny = (length > 0) & (length <= TOUCH_TOLERANCE * sizes)
+        touching |= tiny.any(axis=0)
+        length = np.where(tiny, 0.0, length)
         longest = np.argmax(length, axis=0)  # several colliders: the longest vector wins
         pick = np.arange(points.shape[0])
         push = directions[longest, pick] * length[longest, pick][:, None]

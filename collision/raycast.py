@@ -148,7 +148,7 @@ class RayCaster:
         mesh = cast(bpy.types.Mesh, obj.data)  # the helper is always our own mesh
         # Capacity only grows (by powers of two): reallocating the helper every frame costs
         # more than casting a few spare rays from far away.
-        capacity = max(len(mesh.vertices), 1)
+        capacity = len(mesh.vertices)
         if capacity < count:
             capacity = 1 << (count - 1).bit_length()
             mesh.clear_geometry()

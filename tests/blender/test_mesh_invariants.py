@@ -6,10 +6,10 @@ from dataclasses import dataclass
 
 import numpy as np
 import pytest
-from primitives import primitives
 
 from core import LevelSettings, Surface
 from core.mesh import MeshHierarchy
+from primitives import primitives
 from scenes import Sphere, run
 
 MESHES = primitives()

@@ -1,0 +1,184 @@
+"""Displacement vectors from real Blender colliders, checked against exact ray casts."""
+
+import bpy
+import numpy as np
+import pytest
+
+from collision import CollisionQuery
+from core import GridHierarchy, LevelSettings, Surface
+from reference import first_hit, world_triangles
+
+#: How far a 64 x 32 UV sphere of radius 0.4 lies inside the true sphere at most: its flat
+#: quads span a segment and a ring, each pi / 32 wide.
+TESSELLATION = 0.4 * (1 - np.cos(np.pi / 64) ** 2) * 1.01
+
+
+@pytest.fixture(autouse=True)
+def empty_scene():
+    bpy.ops.wm.read_homefile(use_empty=True)
+    yield
+    bpy.ops.wm.read_homefile(use_empty=True)
+
+
+def grid(subdivisions: int = 64, size: float = 2.0):
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=subdivisions, y_subdivisions=subdivisions, size=size)
+    obj = bpy.context.active_object
+    positions = np.empty(len(obj.data.vertices) * 3, dtype=np.float32)
+    obj.data.vertices.foreach_get("co", positions)
+    return obj, positions.reshape(-1, 3), np.tile(np.float32([0, 0, 1]), (len(obj.data.vertices), 1))
+
+
+def sphere(radius=0.4, location=(0.1, 0.0, 0.32), **options):
+    bpy.ops.mesh.primitive_uv_sphere_add(segments=64, ring_count=32, radius=radius, location=location, **options)
+    return bpy.context.active_object
+
+
+def check_against_reference(obj, positions, contact, colliders, down=(0.0, 0.0, -1.0)):
+    """Every vector runs straight down to where the first collider it is in ends, exactly."""
+    matrix = np.array(obj.matrix_world)
+    world = positions @ matrix[:3, :3].T + matrix[:3, 3]
+    direction = np.tile(down, (len(world), 1))
+    expected = np.zeros(len(world))
+    for collider in colliders:
+        distance, leaving = first_hit(world, direction, world_triangles(collider))
+        expected = np.maximum(expected, np.where(leaving & np.isfinite(distance), distance, 0.0))
+    inside = expected > 0
+    length = np.linalg.norm(contact.displacement, axis=1)
+    np.testing.assert_array_equal(length > 0, inside)
+    assert np.abs(length - expected).max() < 1e-4 * max(max(c.dimensions) for c in colliders) / 2
+    unit = contact.displacement[inside] / length[inside, None]
+    np.testing.assert_allclose(unit, direction[inside], atol=1e-5)
+    return inside
+
+
+def test_a_sphere_pressing_a_grid_gets_exact_vectors_and_everything_else_zero():
+    obj, positions, normals = grid()
+    ball = sphere()
+    contact = CollisionQuery(bpy.context.scene).displacements(obj, positions, normals, [ball])
+    inside = check_against_reference(obj, positions, contact, [ball])
+    assert inside.sum() > 100 and contact.messages == []
+    # Against the true sphere, the tessellation bounds the gap.
+    rel = positions - np.array([0.1, 0.0, 0.32])
+    true_depth = np.sqrt(np.maximum(0.16 - rel[:, 0] ** 2 - rel[:, 1] ** 2, 0)) + rel[:, 2]
+    error = np.abs(np.linalg.norm(contact.displacement, axis=1) - true_depth)[inside]
+    assert error.max() < TESSELLATION
+    assert contact.queried < len(positions) / 5  # the broad phase kept only the neighbourhood
+
+
+def test_a_concave_collider_is_exited_where_its_volume_ends():
+    obj, positions, normals = grid()
+    bpy.ops.mesh.primitive_torus_add(major_radius=0.5, minor_radius=0.15, location=(0, 0, 0.1))
+    torus = bpy.context.active_object
+    contact = CollisionQuery(bpy.context.scene).displacements(obj, positions, normals, [torus])
+    inside = check_against_reference(obj, positions, contact, [torus])
+    hole = np.linalg.norm(positions[:, :2], axis=1) < 0.3
+    assert inside.sum() > 50 and not inside[hole].any()  # the hole stays untouched
+
+
+def test_a_stretched_and_mirrored_collider():
+    obj, positions, normals = grid()
+    ball = sphere(radius=0.3, location=(0.0, 0.1, 0.25))
+    ball.scale = (1.6, -0.7, 1.0)  # the object's scale (the operator's would go into the mesh)
+    bpy.context.view_layer.update()
+    contact = CollisionQuery(bpy.context.scene).displacements(obj, positions, normals, [ball])
+    inside = check_against_reference(obj, positions, contact, [ball])
+    footprint = positions[inside]
+    assert np.ptp(footprint[:, 0]) > 1.8 * np.ptp(footprint[:, 1])  # stretched along x
+
+
+def test_a_mesh_whose_normals_point_inward_still_collides():
+    obj, positions, normals = grid()
+    ball = sphere()
+    ball.data.flip_normals()
+    contact = CollisionQuery(bpy.context.scene).displacements(obj, positions, normals, [ball])
+    ball.data.flip_normals()  # the reference reads the faces as they should be
+    check_against_reference(obj, positions, contact, [ball])
+
+
+def test_two_overlapping_colliders_the_longest_vector_wins():
+    obj, positions, normals = grid()
+    big, small = sphere(radius=0.4, location=(0.1, 0, 0.33)), sphere(radius=0.2, location=(0.2, 0, 0.1))
+    contact = CollisionQuery(bpy.context.scene).displacements(obj, positions, normals, [big, small])
+    check_against_reference(obj, positions, contact, [big, small])
+
+
+def test_full_friction_pushes_along_the_colliders_motion():
+    obj, positions, normals = grid()
+    ball = sphere(radius=0.4, location=(0.0, 0.0, 0.32))
+    query = CollisionQuery(bpy.context.scene)
+    query.displacements(obj, positions, normals, [ball], friction=1.0)
+    ball.location.x += 0.05  # sliding sideways and down
+    ball.location.z -= 0.02
+    bpy.context.view_layer.update()
+    contact = query.displacements(obj, positions, normals, [ball], friction=1.0)
+    moved = np.linalg.norm(contact.displacement, axis=1) > 0
+    unit = contact.displacement[moved] / np.linalg.norm(contact.displacement[moved], axis=1)[:, None]
+    motion = np.array([0.05, 0.0, -0.02]) / np.linalg.norm([0.05, 0.0, -0.02])
+    assert moved.sum() > 100
+    np.testing.assert_allclose(unit, np.tile(motion, (moved.sum(), 1)), atol=1e-5)
+
+
+def test_a_standoff_keeps_the_gap_and_touching_vertices_are_reported():
+    obj, positions, normals = grid()
+    ball = sphere(radius=0.4, location=(0.0, 0.0, 0.42))  # 2 cm above the grid
+    query = CollisionQuery(bpy.context.scene)
+    contact = query.displacements(obj, positions, normals, [ball], standoff=0.05)
+    below = np.linalg.norm(contact.displacement, axis=1) > 0
+    assert below.sum() > 10
+    reached = positions[below] + contact.displacement[below]
+    # The gap is kept along the push (straight down): 5 cm under the sphere's lower surface,
+    # up to the tessellation.
+    underside = 0.42 - np.sqrt(0.16 - reached[:, 0] ** 2 - reached[:, 1] ** 2)
+    assert np.abs(reached[:, 2] - (underside - 0.05)).max() < TESSELLATION
+    # There, exactly at the standoff: touching, and not pushed again.
+    contact = query.displacements(obj, positions + contact.displacement, normals, [ball], standoff=0.05)
+    assert contact.touching[below].all() and np.abs(contact.displacement).max() < 1e-5
+
+
+def test_a_thin_plate_passing_through_a_sheet_never_flips_the_dent():
+    obj, positions, normals = grid(subdivisions=32)
+    bpy.ops.mesh.primitive_cube_add(size=1.0, location=(0, 0, 0.3), scale=(0.3, 0.3, 0.02))  # 2 cm plate
+    plate = bpy.context.active_object
+    hierarchy = GridHierarchy.for_side(33)
+    surface = Surface(hierarchy, positions, LevelSettings.uniform(len(hierarchy.sizes), time_to_rest=np.inf))
+    query = CollisionQuery(bpy.context.scene)
+    lowest = []
+    for frame in range(60):  # down through the sheet and 0.5 beyond at 1.5 cm a frame
+        plate.location.z = 0.3 - 0.015 * frame
+        bpy.context.view_layer.update()
+        contact = query.displacements(obj, surface.positions, normals, [plate])
+        surface.step(contact.displacement, 1 / 24, contact.touching)
+        z = surface.positions[:, 2]
+        assert z.max() <= 1e-5  # never pushed up: the dent never flips
+        lowest.append(z.min())
+    assert lowest[-1] < plate.location.z  # carried all the way down with the plate
+
+
+@pytest.mark.parametrize("case", ["no faces", "open", "itself", "hidden", "zero scale", "deleted"])
+def test_bad_colliders_are_reported_never_raised(case):
+    obj, positions, normals = grid(subdivisions=16)
+    if case == "no faces":
+        collider = bpy.data.objects.new("Empty", None)
+        bpy.context.scene.collection.objects.link(collider)
+    elif case == "open":
+        bpy.ops.mesh.primitive_plane_add(size=0.5, location=(0, 0, 0.01))
+        collider = bpy.context.active_object
+    elif case == "itself":
+        collider = obj
+    elif case == "hidden":
+        collider = sphere()
+        collider.hide_set(True)
+    elif case == "zero scale":
+        collider = sphere()
+        collider.scale = (0, 0, 0)
+        bpy.context.view_layer.update()
+    else:
+        collider = sphere()
+        bpy.data.objects.remove(collider)
+    contact = CollisionQuery(bpy.context.scene).displacements(obj, positions, normals, [collider])
+    assert len(contact.messages) == 1
+    expected = {"no faces": "no faces", "open": "not closed", "itself": "itself", "hidden": "hidden"}
+    expected |= {"zero scale": "zero scale", "deleted": "deleted"}
+    assert expected[case] in contact.messages[0]
+    if case != "open":
+        assert np.abs(contact.displacement).max() == 0.0
