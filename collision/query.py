@@ -96,13 +96,9 @@ class CollisionQuery:
     def _push(self, colliders, points, normals, motions, queried, friction, standoff):
         """World-space push vectors and touching flags for the queried vertices."""
         side = self.side[queried]
-        # A vertex without a side takes the one facing the nearest collider's centre.
-        undecided = side == 0
-        if undecided.any():
-            centres = np.array([c.centre for c in colliders])
-            nearest = np.argmin(np.linalg.norm(points[undecided, None] - centres[None], axis=2), axis=1)
-            facing = np.einsum("ij,ij->i", centres[nearest] - points[undecided], normals[undecided])
-            side[undecided] = np.where(facing >= 0, 1, -1)
+        undecided = np.flatnonzero(side == 0)
+        if undecided.size:
+            side[undecided] = _first_contact_side(colliders, points[undecided], normals[undecided])
         inward = -normals * side[:, None]
         directions = np.stack([_direction(inward, motion, friction) for motion in motions])  # (k, m, 3)
         objects = [c.obj for c in colliders]
@@ -133,6 +129,21 @@ class CollisionQuery:
         side[~(pushed | touching)] = 0
         self.side[queried] = side
         return push, touching
+
+
+def _first_contact_side(colliders: list[Collider], points: np.ndarray, normals: np.ndarray) -> np.ndarray:
+    """The side newly touched vertices are pressed from: one choice per collider, from where
+    its centre is against the mean position and normal of the vertices it newly reaches
+    (per-vertex choices would tear a dent apart where the centre lies in the surface).
+    +1: pressed against the normal; -1: along it. Ties press against the normal."""
+    centres = np.array([c.centre for c in colliders])
+    nearest = np.argmin(np.linalg.norm(points[:, None] - centres[None], axis=2), axis=1)
+    side = np.ones(points.shape[0], dtype=np.int8)
+    for k in np.unique(nearest):
+        mine = nearest == k
+        facing = np.dot(centres[k] - points[mine].mean(axis=0), normals[mine].mean(axis=0))
+        side[mine] = -1 if facing < -1e-9 * (1 + colliders[k].radius) else 1
+    return side
 
 
 def _direction(inward: np.ndarray, motion: np.ndarray, friction: float) -> np.ndarray:

@@ -182,3 +182,18 @@ def test_bad_colliders_are_reported_never_raised(case):
     assert expected[case] in contact.messages[0]
     if case != "open":
         assert np.abs(contact.displacement).max() == 0.0
+
+
+def test_text_and_curves_with_geometry_collide():
+    obj, positions, normals = grid()
+    bpy.ops.object.text_add(location=(-0.5, -0.2, -0.05))
+    text = bpy.context.active_object
+    text.data.body, text.data.extrude = "Hi", 0.1
+    bpy.ops.curve.primitive_bezier_circle_add(radius=0.5)
+    ring = bpy.context.active_object
+    ring.data.bevel_depth = 0.05
+    bpy.context.view_layer.update()
+    for collider in (text, ring):  # a fresh query each: contact sides are remembered
+        contact = CollisionQuery(bpy.context.scene).displacements(obj, positions, normals, [collider])
+        assert (np.linalg.norm(contact.displacement, axis=1) > 0).sum() > 100
+    check_against_reference(obj, positions, contact, [ring])  # a ring lying in the sheet: pressed down
