@@ -22,6 +22,8 @@ class Collider:
     #: The faces' normals point inward in world space (a mirrored object, or a mesh whose
     #: normals point in): inside and outside swap in the ray test.
     inverted: bool
+    #: A plain mesh (no modifiers, no shape keys): its shape changes only with its transform.
+    rigid: bool
 
 
 def usable_colliders(
@@ -71,7 +73,7 @@ def usable_colliders(
         inverted = bool(mirrored != shape.inside_out)
         if not closed:
             messages.append(f"'{name}' is not closed: its inside is taken to be behind its faces")
-        usable.append(Collider(obj, low, high, centre, radius, closed, inverted))
+        usable.append(Collider(obj, low, high, centre, radius, closed, inverted, shape.rigid))
     return usable, messages
 
 
@@ -85,6 +87,7 @@ class _Shape:
     radius: float
     closed: bool
     inside_out: bool  # its normals point inward (negative signed volume)
+    rigid: bool = False
 
 
 #: Shapes of rigid colliders (plain meshes: no modifiers, no shape keys), by mesh datablock
@@ -127,7 +130,7 @@ def _shape(evaluated: bpy.types.Object) -> _Shape | None:
         a, b, c = (points[corners[i::3]] - centre for i in range(3))
         volume = float(np.einsum("ij,ij->", a, np.cross(b, c))) / 6  # signed: < 0 when inside out
         radius = float(np.linalg.norm(points - centre, axis=1).max())
-        shape = _Shape(low, high, centre, radius, closed, inside_out=closed and volume < 0)
+        shape = _Shape(low, high, centre, radius, closed, closed and volume < 0, rigid=key is not None)
     if mesh is not None:
         evaluated.to_mesh_clear()
     if key is not None:

@@ -28,7 +28,7 @@ class Contact:
     displacement: np.ndarray  # (n, 3)
     touching: np.ndarray  # (n,) bool: outside, resting on a collider
     messages: list[str] = field(default_factory=list)
-    queried: int = 0  # vertices that passed the broad phase
+    queried: int = 0  # vertices that passed the broad phase and were cast for
 
 
 class CollisionQuery:
@@ -39,10 +39,12 @@ class CollisionQuery:
         self.caster = RayCaster(scene)
         self.side = np.zeros(0, dtype=np.int8)  # +1: pushed against its normal, -1: along it
         self._previous: dict[str, np.ndarray] = {}  # collider name -> last world matrix
+        self._last: tuple | None = None  # the last query: what it depended on, and its answers
 
     def reset(self) -> None:
         self.side = np.zeros(0, dtype=np.int8)
         self._previous.clear()
+        self._last = None
 
     def displacements(
         self,
@@ -59,13 +61,31 @@ class CollisionQuery:
             self.side = np.zeros(count, dtype=np.int8)
         depsgraph = bpy.context.evaluated_depsgraph_get()
         colliders, messages = usable_colliders(deformable, candidates, depsgraph)
-        contact = Contact(np.zeros((count, 3)), np.zeros(count, dtype=bool), messages)
+        contact = Contact(np.zeros((count, 3), dtype=np.float32), np.zeros(count, dtype=bool), messages)
         matrix = np.array(deformable.matrix_world, dtype=np.float64)
         inverse = np.linalg.inv(matrix)
         near = np.zeros(count, dtype=bool)
         for collider in colliders:  # broad phase in object space: no transform of every vertex
             near |= _near(positions, collider, standoff, inverse)
-        queried = np.flatnonzero(near)
+        # A held press repeats itself: with rigid colliders that have not moved, a vertex
+        # at the same place with the same normal gets the same answer, without a ray.
+        state = (
+            [(c.obj.name, np.array(c.obj.matrix_world).tobytes()) for c in colliders],
+            matrix.tobytes(),
+            friction,
+            standoff,
+        )
+        same = np.zeros(count, dtype=bool)
+        if self._last is not None and self._last[0] == state and all(c.rigid for c in colliders):
+            _, last_positions, last_normals, last_displacement, last_touching = self._last
+            if last_positions.shape == positions.shape:
+                candidates_same = np.flatnonzero(near)
+                unchanged = np.all(positions[candidates_same] == last_positions[candidates_same], axis=1)
+                unchanged &= np.all(normals[candidates_same] == last_normals[candidates_same], axis=1)
+                same[candidates_same[unchanged]] = True
+                contact.displacement[same] = last_displacement[same]
+                contact.touching[same] = last_touching[same]
+        queried = np.flatnonzero(near & ~same)
         contact.queried = queried.size
         if queried.size:
             points = positions[queried] @ matrix[:3, :3].T + matrix[:3, 3]
@@ -79,6 +99,7 @@ class CollisionQuery:
         # A vertex out of contact forgets its side (queried ones in _push): the next contact
         # chooses again.
         self.side[~near] = 0
+        self._last = (state, positions.copy(), normals.copy(), contact.displacement, contact.touching)
         return contact
 
     def _motions(self, colliders: list[Collider], world: np.ndarray) -> list[np.ndarray]:
@@ -93,9 +114,21 @@ class CollisionQuery:
             motions.append(world @ moved[:3, :3].T + moved[:3, 3] - world)
         return motions
 
+    def _cast(self, objects, points, directions, flip, forward, backward, ahead, behind) -> None:
+        """One evaluation: rays ahead for the ``forward`` vertices and behind for the
+        ``backward`` ones (masks), written into ``ahead`` and ``behind`` (k, m)."""
+        f, b = np.flatnonzero(forward), np.flatnonzero(backward)
+        if f.size + b.size == 0:
+            return
+        origins = np.concatenate([points[f], points[b]])
+        rays = np.concatenate([directions[:, f], -directions[:, b]], axis=1)
+        signed = self.caster.cast(objects, origins, rays) * flip
+        ahead[:, f], behind[:, b] = signed[:, : f.size], signed[:, f.size :]
+
     def _push(self, colliders, points, normals, motions, queried, friction, standoff):
         """World-space push vectors and touching flags for the queried vertices."""
         side = self.side[queried]
+        was_in_contact = side != 0
         undecided = np.flatnonzero(side == 0)
         if undecided.size:
             side[undecided] = _first_contact_side(colliders, points[undecided], normals[undecided])
@@ -103,18 +136,29 @@ class CollisionQuery:
         directions = np.stack([_direction(inward, motion, friction) for motion in motions])  # (k, m, 3)
         objects = [c.obj for c in colliders]
         sizes = np.array([c.radius for c in colliders])[:, None]
-        # Forward: inside where the first face ahead is one the ray leaves the volume through.
         flip = np.array([-1.0 if c.inverted else 1.0 for c in colliders])[:, None]
-        ahead = self.caster.cast(objects, points, directions) * flip
+        # Signed distances to the first face ahead (along the push) and behind. Ahead > 0 or
+        # behind > 0: inside (the ray leaves the volume through that face), and ahead is the
+        # way out; behind < 0: outside, and -behind is the gap to the collider.
+        ahead = np.full((len(colliders), points.shape[0]), np.nan)
+        behind = np.full_like(ahead, np.nan)
+        # Each vertex casts the ray it most likely needs first: a vertex that was in contact
+        # while its collider holds still or retreats is resting on it (behind), one whose
+        # collider advances along the push is inside again (ahead), a new one is inside.
+        advancing = np.zeros(points.shape[0], dtype=bool)
+        for motion, direction in zip(motions, directions, strict=True):
+            advancing |= np.einsum("ij,ij->i", motion, direction) > 0
+        back_first = was_in_contact & ~advancing
+        self._cast(objects, points, directions, flip, ~back_first, back_first, ahead, behind)
+        # The other ray only where the first left the answer open: the way out of an inside
+        # vertex found from behind; the gap of an outside vertex that was in contact (or, with
+        # a standoff, of any): a vertex never in contact has no offsets to keep.
+        need_ahead = back_first & (behind > 0).any(axis=0)
+        need_gap = ~back_first & ~(ahead > 0).any(axis=0) & (was_in_contact | (standoff > 0))
+        self._cast(objects, points, directions, flip, need_ahead, need_gap, ahead, behind)
         inside = ahead > 0
         length = np.where(inside, ahead + standoff, 0.0)
-        # Backward, only for vertices inside no collider (most in a press are inside): the
-        # face behind, if the push ray would enter through it, is the gap to that collider.
-        outside = np.flatnonzero(~inside.any(axis=0))
-        gap = np.full(length.shape, np.inf)
-        if outside.size:
-            behind = self.caster.cast(objects, points[outside], -directions[:, outside]) * flip
-            gap[:, outside] = np.where(behind < 0, -behind, np.inf)
+        gap = np.where(~inside & (behind < 0), -behind, np.inf)
         length = np.where(~inside & (gap < standoff), standoff - gap, length)
         touching = np.any(~inside & (gap <= standoff + TOUCH_TOLERANCE * sizes), axis=0)
         # A push shorter than the touching tolerance is rounding, not penetration: touching.

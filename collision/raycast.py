@@ -11,8 +11,6 @@ import bpy
 import numpy as np
 
 HELPER_NAME = ".Collision Response Query"
-#: Where spare ray origins wait: far from any scene, their hits are never read.
-PARKED = 1e9
 #: How far a ray reaches, and the value a miss stores (far below any signed distance).
 REACH = 1e6
 MISS = -1e30
@@ -54,19 +52,6 @@ class RayCaster:
         tree.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")  # type: ignore[arg-type]
         nodes, links = tree.nodes, tree.links
         geometry = nodes.new("NodeGroupInput").outputs[0]
-        # Spare points wait far away (x > PARKED / 2): drop them before casting, so a cast
-        # costs its live rays only. Deletion keeps order, so results line up with origins.
-        position = nodes.new("GeometryNodeInputPosition")
-        split = nodes.new("ShaderNodeSeparateXYZ")
-        links.new(position.outputs[0], split.inputs[0])
-        parked = _math(nodes, "GREATER_THAN")
-        links.new(split.outputs["X"], parked.inputs[0])
-        parked.inputs[1].default_value = PARKED / 2
-        drop = nodes.new("GeometryNodeDeleteGeometry")
-        drop.domain = "POINT"
-        links.new(geometry, drop.inputs["Geometry"])
-        links.new(parked.outputs[0], drop.inputs["Selection"])
-        geometry = drop.outputs["Geometry"]
         for i, collider in enumerate(colliders):
             info = nodes.new("GeometryNodeObjectInfo")
             info.inputs["Object"].default_value = collider
@@ -146,30 +131,22 @@ class RayCaster:
             return signed
         obj = self._prepare(colliders)
         mesh = cast(bpy.types.Mesh, obj.data)  # the helper is always our own mesh
-        # Capacity only grows (by powers of two): reallocating the helper every frame costs
-        # more than casting a few spare rays from far away.
-        capacity = len(mesh.vertices)
-        if capacity < count:
-            capacity = 1 << (count - 1).bit_length()
+        if len(mesh.vertices) != count:  # resizing costs about 10 us: exact size each cast
             mesh.clear_geometry()
-            mesh.vertices.add(capacity)
-        padded = np.full((capacity, 3), PARKED, dtype=np.float32)
-        padded[:count] = origins
-        rays = np.zeros((capacity, 3), dtype=np.float32)
+            mesh.vertices.add(count)
         for i in range(k):
             name = f"ray{i}"
             attribute = mesh.attributes.get(name) or mesh.attributes.new(name, "FLOAT_VECTOR", "POINT")
-            rays[:count] = directions[i]
-            attribute.data.foreach_set("vector", rays.ravel())
-        mesh.vertices.foreach_set("co", padded.ravel())
+            attribute.data.foreach_set("vector", np.ascontiguousarray(directions[i], dtype=np.float32).ravel())
+        mesh.vertices.foreach_set("co", np.ascontiguousarray(origins, dtype=np.float32).ravel())
         mesh.update()
         depsgraph = bpy.context.evaluated_depsgraph_get()
         depsgraph.update()
         evaluated = cast(bpy.types.Mesh, obj.evaluated_get(depsgraph).data)
-        values = np.empty(len(evaluated.vertices), dtype=np.float32)
+        values = np.empty(count, dtype=np.float32)
         for i in range(k):
             evaluated.attributes[f"signed{i}"].data.foreach_get("value", values)
-            signed[i] = np.where(values[:count] <= MISS / 2, np.nan, values[:count])
+            signed[i] = np.where(values <= MISS / 2, np.nan, values)
         return signed
 
 

@@ -197,3 +197,23 @@ def test_text_and_curves_with_geometry_collide():
         contact = CollisionQuery(bpy.context.scene).displacements(obj, positions, normals, [collider])
         assert (np.linalg.norm(contact.displacement, axis=1) > 0).sum() > 100
     check_against_reference(obj, positions, contact, [ring])  # a ring lying in the sheet: pressed down
+
+
+def test_a_held_press_reuses_its_answers_until_something_moves():
+    obj, positions, normals = grid()
+    ball = sphere()
+    query = CollisionQuery(bpy.context.scene)
+    first = query.displacements(obj, positions, normals, [ball])
+    again = query.displacements(obj, positions, normals, [ball])
+    assert first.queried > 100 and again.queried == 0  # nothing moved: no ray cast
+    np.testing.assert_array_equal(again.displacement, first.displacement)
+    np.testing.assert_array_equal(again.touching, first.touching)
+    nudged = positions.copy()
+    moved_vertex = int(np.argmax(np.linalg.norm(first.displacement, axis=1)))  # the dent's middle
+    nudged[moved_vertex, 2] -= 0.01
+    partly = query.displacements(obj, nudged, normals, [ball])
+    assert partly.queried == 1  # only the vertex that moved
+    assert partly.displacement[moved_vertex, 2] == pytest.approx(first.displacement[moved_vertex, 2] + 0.01, abs=2e-4)
+    ball.location.z -= 0.01
+    bpy.context.view_layer.update()
+    assert query.displacements(obj, positions, normals, [ball]).queried > 100  # the collider moved
