@@ -1,7 +1,284 @@
-"""Blender operators of Collision Response (filled in by the add-on work; see README)."""
+"""Operators: enable and disable the response, colliders, bake and free the bake."""
 
 import bpy
+import numpy as np
 
-classes: tuple[type, ...] = ()
+from .. import handlers, levels, simulation
+
+BAKED_PREFIX = "Collision Response "  # baked keys: "Collision Response 0012"
+
+
+def _mesh_poll(cls, context) -> bool:
+    obj = context.active_object
+    if obj is None or obj.type != "MESH":
+        cls.poll_message_set("Select a mesh object")
+        return False
+    return True
+
+
+def _baked_keys(obj):
+    keys = obj.data.shape_keys
+    if keys is None:
+        return []
+    return [k for k in keys.key_blocks if k.name.startswith(BAKED_PREFIX) and k.name[len(BAKED_PREFIX) :].isdigit()]
+
+
+def is_baked(obj) -> bool:
+    return bool(_baked_keys(obj))
+
+
+class OBJECT_OT_collision_response_enable(bpy.types.Operator):
+    """Make the active mesh respond to colliders; selected objects become its colliders"""
+
+    bl_idname = "object.collision_response_enable"
+    bl_label = "Enable Collision Response"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        return _mesh_poll(cls, context)
+
+    def execute(self, context):
+        obj = context.active_object
+        try:
+            simulation.check(obj)
+        except simulation.Unusable as problem:
+            self.report({"ERROR"}, str(problem))
+            return {"CANCELLED"}
+        settings = obj.collision_response
+        present = {item.obj for item in settings.colliders}
+        for other in context.selected_objects:
+            if other != obj and other not in present:
+                settings.colliders.add().obj = other
+        settings.start_frame = context.scene.frame_start
+        hierarchy = simulation._hierarchies.get(simulation.rest_positions(obj), *simulation._topology(obj.data))
+        count = len(hierarchy.sizes)
+        # A first, gentle response: the finer the level the more it absorbs, none at level 0.
+        levels.ensure_curves(settings, count, defaults={"absorption": np.linspace(0.0, 0.5, count)})
+        settings.enabled = True
+        messages = handlers.update_object(obj, context.scene)
+        for message in messages:
+            self.report({"WARNING"}, message)
+        return {"FINISHED"}
+
+
+class OBJECT_OT_collision_response_disable(bpy.types.Operator):
+    """Stop the response and remove its shape key: the mesh is as it was (settings are kept)"""
+
+    bl_idname = "object.collision_response_disable"
+    bl_label = "Disable Collision Response"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        return _mesh_poll(cls, context)
+
+    def execute(self, context):
+        obj = context.active_object
+        obj.collision_response.enabled = False
+        simulation.invalidate(obj)
+        simulation.remove_shape_key(obj)
+        return {"FINISHED"}
+
+
+class OBJECT_OT_collision_response_collider_add(bpy.types.Operator):
+    """Add the selected objects (other than the active mesh) as colliders"""
+
+    bl_idname = "object.collision_response_collider_add"
+    bl_label = "Add Selected Colliders"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        if not _mesh_poll(cls, context):
+            return False
+        if not [o for o in context.selected_objects if o != context.active_object]:
+            cls.poll_message_set("Select the colliders, then the mesh last (active)")
+            return False
+        return True
+
+    def execute(self, context):
+        settings = context.active_object.collision_response
+        present = {item.obj for item in settings.colliders}
+        for other in context.selected_objects:
+            if other != context.active_object and other not in present:
+                settings.colliders.add().obj = other
+        return {"FINISHED"}
+
+
+class OBJECT_OT_collision_response_collider_remove(bpy.types.Operator):
+    """Remove the highlighted collider from the list"""
+
+    bl_idname = "object.collision_response_collider_remove"
+    bl_label = "Remove Collider"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        if not _mesh_poll(cls, context):
+            return False
+        if not len(context.active_object.collision_response.colliders):
+            cls.poll_message_set("The list of colliders is empty")
+            return False
+        return True
+
+    def execute(self, context):
+        settings = context.active_object.collision_response
+        settings.colliders.remove(settings.active_collider)
+        settings.active_collider = max(0, min(settings.active_collider, len(settings.colliders) - 1))
+        simulation.invalidate(context.active_object)
+        return {"FINISHED"}
+
+
+def _frame_range(scene) -> tuple[int, int]:
+    """The preview range when it is on, else the scene's range."""
+    if scene.use_preview_range:
+        return scene.frame_preview_start, scene.frame_preview_end
+    return scene.frame_start, scene.frame_end
+
+
+class OBJECT_OT_collision_response_bake(bpy.types.Operator):
+    """Bake the response over the frame range (the preview range when on) to shape keys that
+    play and render without the add-on; Esc cancels"""
+
+    bl_idname = "object.collision_response_bake"
+    bl_label = "Bake Collision Response"
+    bl_options = {"REGISTER", "UNDO"}
+
+    _timer = None
+
+    @classmethod
+    def poll(cls, context):
+        if not _mesh_poll(cls, context):
+            return False
+        obj = context.active_object
+        if not obj.collision_response.enabled:
+            cls.poll_message_set("Enable the response first")
+            return False
+        if is_baked(obj):
+            cls.poll_message_set("Already baked: free the bake first")
+            return False
+        return True
+
+    def _start(self, context) -> bool:
+        self.obj = context.active_object
+        self.scene = context.scene
+        self.first, self.last = _frame_range(self.scene)
+        self.original_frame = self.scene.frame_current
+        self.frame = self.first
+        self.baked: list[tuple[int, bpy.types.ShapeKey]] = []
+        try:
+            simulation.check(self.obj)
+        except simulation.Unusable as problem:
+            self.report({"ERROR"}, str(problem))
+            return False
+        return True
+
+    def _bake_frame(self) -> None:
+        self.scene.frame_set(self.frame)  # the handler simulates and shows this frame
+        positions = simulation.positions_at(self.obj, self.scene, self.frame)
+        key = self.obj.shape_key_add(name=f"{BAKED_PREFIX}{self.frame:04d}", from_mix=False)
+        key.data.foreach_set("co", positions.ravel())
+        self.baked.append((self.frame, key))
+        self.frame += 1
+
+    def _finish(self, context):
+        # Each baked key is full on its frame only: constant keys at frame - 1, frame, + 1.
+        edit = context.preferences.edit
+        interpolation = edit.keyframe_new_interpolation_type
+        edit.keyframe_new_interpolation_type = "CONSTANT"
+        try:
+            for frame, key in self.baked:
+                for at, value in ((frame - 1, 0.0), (frame, 1.0), (frame + 1, 0.0)):
+                    key.value = value
+                    key.keyframe_insert("value", frame=at)
+        finally:
+            edit.keyframe_new_interpolation_type = interpolation
+        self.obj.collision_response.enabled = False
+        simulation.invalidate(self.obj)
+        simulation.remove_shape_key(self.obj)
+        self.scene.frame_set(self.original_frame)
+        self.report({"INFO"}, f"Baked frames {self.first}-{self.last} of '{self.obj.name}'")
+        return {"FINISHED"}
+
+    def _cancel(self):
+        for _frame, key in self.baked:
+            self.obj.shape_key_remove(key)
+        self.scene.frame_set(self.original_frame)
+        self.report({"WARNING"}, "Bake cancelled: nothing was changed")
+        return {"CANCELLED"}
+
+    def execute(self, context):
+        if not self._start(context):
+            return {"CANCELLED"}
+        while self.frame <= self.last:
+            self._bake_frame()
+        return self._finish(context)
+
+    def invoke(self, context, event):
+        if not self._start(context):
+            return {"CANCELLED"}
+        context.window_manager.progress_begin(self.first, self.last)
+        self._timer = context.window_manager.event_timer_add(0.001, window=context.window)
+        context.window_manager.modal_handler_add(self)
+        return {"RUNNING_MODAL"}
+
+    def modal(self, context, event):
+        if event.type == "ESC":
+            self._end_modal(context)
+            return self._cancel()
+        if event.type != "TIMER":
+            return {"PASS_THROUGH"}
+        self._bake_frame()
+        context.window_manager.progress_update(self.frame)
+        if self.frame > self.last:
+            self._end_modal(context)
+            return self._finish(context)
+        return {"RUNNING_MODAL"}
+
+    def _end_modal(self, context) -> None:
+        context.window_manager.event_timer_remove(self._timer)
+        context.window_manager.progress_end()
+
+
+class OBJECT_OT_collision_response_free_bake(bpy.types.Operator):
+    """Remove the baked shape keys and return to live response"""
+
+    bl_idname = "object.collision_response_free_bake"
+    bl_label = "Free Bake"
+    bl_options = {"REGISTER", "UNDO"}
+
+    @classmethod
+    def poll(cls, context):
+        if not _mesh_poll(cls, context):
+            return False
+        if not is_baked(context.active_object):
+            cls.poll_message_set("Nothing is baked")
+            return False
+        return True
+
+    def execute(self, context):
+        obj = context.active_object
+        for key in _baked_keys(obj):
+            frame = int(key.name[len(BAKED_PREFIX) :])
+            for at in (frame - 1, frame, frame + 1):
+                try:
+                    key.keyframe_delete("value", frame=at)
+                except RuntimeError:  # already gone (edited by hand)
+                    pass
+            obj.shape_key_remove(key)
+        obj.collision_response.enabled = True
+        handlers.update_object(obj, context.scene)
+        return {"FINISHED"}
+
+
+classes = (
+    OBJECT_OT_collision_response_enable,
+    OBJECT_OT_collision_response_disable,
+    OBJECT_OT_collision_response_collider_add,
+    OBJECT_OT_collision_response_collider_remove,
+    OBJECT_OT_collision_response_bake,
+    OBJECT_OT_collision_response_free_bake,
+)
 
 register, unregister = bpy.utils.register_classes_factory(classes)

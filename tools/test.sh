@@ -9,7 +9,7 @@ source tools/venv.sh
 ensure_venv .venv requirements-dev.txt
 .venv/bin/ruff check .
 .venv/bin/ruff format --check .
-.venv/bin/mypy
+bash tools/typecheck.sh
 .venv/bin/python -m pytest "$@"   # exits 5 (a failure here) if it collected no test
 
 ensure_venv .venv-core requirements-core.txt

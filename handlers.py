@@ -1,0 +1,80 @@
+"""Live response: a frame-change handler updates every enabled mesh; edits invalidate."""
+
+import bpy
+
+from . import simulation
+
+_busy = False  # set while we move the scene through frames ourselves
+
+
+def update_object(obj, scene) -> list[str]:
+    """Show ``obj``'s response at the scene's frame. Returns messages (empty when fine)."""
+    try:
+        positions = simulation.positions_at(obj, scene, scene.frame_current)
+    except simulation.Unusable as problem:
+        return [str(problem)]
+    simulation.write_shape_key(obj, positions)
+    state = simulation.get(obj)
+    return list(state.messages) if state else []
+
+
+def enabled_objects(scene):
+    return [o for o in scene.objects if o.type == "MESH" and o.collision_response.enabled]
+
+
+@bpy.app.handlers.persistent
+def on_frame_change(scene, depsgraph=None) -> None:
+    global _busy
+    if _busy:
+        return
+    _busy = True
+    try:
+        for obj in enabled_objects(scene):
+            update_object(obj, scene)
+    finally:
+        _busy = False
+
+
+@bpy.app.handlers.persistent
+def on_depsgraph_update(scene, depsgraph) -> None:
+    """An edit of a responding mesh or of a collider restarts that mesh's response."""
+    if _busy or simulation.is_writing():
+        return
+    from .collision import colliders as collider_shapes
+
+    edited_objects, edited_meshes = set(), set()
+    for update in depsgraph.updates:
+        datablock = update.id.original if hasattr(update.id, "original") else update.id
+        if isinstance(datablock, bpy.types.Object) and (update.is_updated_transform or update.is_updated_geometry):
+            edited_objects.add(datablock.name)
+        elif isinstance(datablock, bpy.types.Mesh) and update.is_updated_geometry:
+            edited_meshes.add(datablock.name)
+            collider_shapes.forget(datablock.name_full)
+    if not edited_objects and not edited_meshes:
+        return
+    for obj in enabled_objects(scene):
+        names = {o.name for o in simulation.colliders(obj) if o is not None}
+        if obj.data.name in edited_meshes or names & edited_objects:
+            simulation.invalidate(obj)
+
+
+@bpy.app.handlers.persistent
+def on_load(*_args) -> None:
+    simulation.invalidate_all()
+
+
+def register() -> None:
+    bpy.app.handlers.frame_change_post.append(on_frame_change)
+    bpy.app.handlers.depsgraph_update_post.append(on_depsgraph_update)
+    bpy.app.handlers.load_post.append(on_load)
+
+
+def unregister() -> None:
+    for handlers, function in (
+        (bpy.app.handlers.frame_change_post, on_frame_change),
+        (bpy.app.handlers.depsgraph_update_post, on_depsgraph_update),
+        (bpy.app.handlers.load_post, on_load),
+    ):
+        if function in handlers:
+            handlers.remove(function)
+    simulation.invalidate_all()

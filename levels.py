@@ -1,0 +1,101 @@
+"""Per-level values as curves the animator draws: x from the coarsest level (left) to the
+finest (right), one control point per level, so a typed value per level and the curve are
+the same thing. Blender's curve widget needs an owner that Python properties cannot be, so
+the curves live in Float Curve nodes of a small node group the settings point to.
+"""
+
+import bpy
+import numpy as np
+
+from .core import LevelSettings
+
+#: name: (label in the sidebar, lowest, highest, default). Time to rest at its highest
+#: and yield limit at 1 mean "never": perfectly plastic recovery, perfectly elastic yield.
+CURVES = {
+    "absorption": ("Absorption", -1.0, 1.0, 0.0),
+    "response_time": ("Damping (s)", 0.0, 2.0, 0.0),
+    "time_to_rest": ("Time to Rest (s)", 0.0, 5.0, 1.0),
+    "yield_limit": ("Yield Limit", 0.0, 1.0, 1.0),
+}
+NEVER_RECOVER = CURVES["time_to_rest"][2]
+
+
+def level_positions(levels: int) -> np.ndarray:
+    return np.linspace(0.0, 1.0, levels) if levels > 1 else np.array([0.0, 1.0])
+
+
+def ensure_curves(settings, levels: int, defaults: dict | None = None) -> bpy.types.NodeTree:
+    """The node group holding the curves, with one point per level (created or resampled)."""
+    tree = settings.curves
+    if tree is None:
+        tree = bpy.data.node_groups.new(".Collision Response Curves", "ShaderNodeTree")
+        settings.curves = tree
+    for name, (label, low, high, default) in CURVES.items():
+        node = tree.nodes.get(name)
+        if node is None:
+            node = tree.nodes.new("ShaderNodeFloatCurve")
+            node.name, node.label = name, label
+            values = np.broadcast_to((defaults or {}).get(name, default), (levels,)).astype(float)
+        else:
+            values = curve_values(node, levels)
+        _set_points(node, levels, values, low, high)
+    return tree
+
+
+def _set_points(node, levels: int, values: np.ndarray, low: float, high: float) -> None:
+    mapping = node.mapping
+    mapping.use_clip = True
+    mapping.clip_min_x, mapping.clip_max_x = 0.0, 1.0
+    mapping.clip_min_y, mapping.clip_max_y = low, high
+    curve = mapping.curves[0]
+    xs = level_positions(levels)
+    values = np.resize(np.clip(values, low, high), xs.size)
+    while len(curve.points) > xs.size:
+        curve.points.remove(curve.points[-1])
+    while len(curve.points) < xs.size:
+        curve.points.new(1.0, 0.0)
+    for point, x, y in zip(curve.points, xs, values, strict=True):
+        point.location = (float(x), float(y))
+        point.handle_type = "VECTOR"  # straight segments: the value between levels is a blend
+    mapping.update()
+
+
+def curve_values(node, levels: int) -> np.ndarray:
+    """The curve evaluated at each level's position (whatever points the animator drew)."""
+    mapping = node.mapping
+    mapping.update()  # points set from Python reach evaluate() only after an update
+    curve = mapping.curves[0]
+    xs = level_positions(levels)[:levels] if levels > 1 else np.array([0.0])
+    return np.array([mapping.evaluate(curve, float(x)) for x in xs])
+
+
+def has_one_point_per_level(node, levels: int) -> bool:
+    points = node.mapping.curves[0].points
+    xs = level_positions(levels)
+    return len(points) == xs.size and all(abs(p.location[0] - x) < 1e-4 for p, x in zip(points, xs, strict=True))
+
+
+def level_settings(settings, levels: int, size: float) -> LevelSettings:
+    """The solver's coefficients from the curves. ``size`` scales the yield limit (a
+    fraction of the object's size: 1 is never, 0 is clay)."""
+    tree = ensure_curves(settings, levels)
+    values = {name: curve_values(tree.nodes[name], levels) for name in CURVES}
+    rest = values["time_to_rest"]
+    yield_fraction = values["yield_limit"]
+    return LevelSettings(
+        absorption=values["absorption"],
+        response_time=values["response_time"],
+        time_to_rest=np.where(rest >= NEVER_RECOVER, np.inf, rest),
+        yield_limit=np.where(yield_fraction >= 1.0, np.inf, yield_fraction * size),
+        restriction=settings.restriction,
+        prolongation=settings.prolongation,
+        substeps=settings.substeps,
+    )
+
+
+def curve_fingerprint(settings, levels: int) -> tuple:
+    """What the curves say now, to notice a change (the widget has no update callback)."""
+    tree = settings.curves
+    if tree is None:
+        return ()
+    return tuple(tuple(np.round(curve_values(tree.nodes[n], levels), 7)) for n in CURVES if n in tree.nodes)

@@ -1,0 +1,261 @@
+"""The response of a mesh over time: solver, collision query and the frames already played.
+
+One ``Simulation`` per enabled mesh object, kept in memory (not saved). It simulates only
+forward: the solver's state is kept at the last simulated frame (the head), and the
+positions of every frame played are cached, so scrubbing back shows cached frames, and a
+frame past the head is reached by simulating forward from it. The shape at a frame is
+therefore the same whatever path of scrubbing led there. Any change of a setting, a
+collider or the mesh drops the simulation; the next frame restarts it at the start frame.
+"""
+
+from dataclasses import dataclass, field
+
+import bpy
+import numpy as np
+
+from . import levels
+from .collision import CollisionQuery
+from .core import HierarchyCache, Surface
+
+SHAPE_KEY = "Collision Response"
+#: Meshes above this many vertices get a warning: the response still runs, slowly.
+LARGE_MESH = 500_000
+
+_hierarchies = HierarchyCache()
+_simulations: dict[str, "Simulation"] = {}  # by object name
+_writing = False  # set while we write shape keys, so our own edits do not invalidate
+
+
+@dataclass
+class Simulation:
+    obj_name: str
+    surface: Surface
+    query: CollisionQuery
+    fingerprint: tuple
+    start: int
+    head: int  # last simulated frame
+    frames: dict[int, np.ndarray] = field(default_factory=dict)
+    messages: list[str] = field(default_factory=list)
+
+
+class Unusable(Exception):
+    """The object cannot respond; the message says why, for the panel and reports."""
+
+
+def invalidate(obj) -> None:
+    """Drop the simulation of ``obj``: it restarts at the start frame on the next update."""
+    _simulations.pop(obj.name, None)
+
+
+def invalidate_all() -> None:
+    _simulations.clear()
+
+
+def get(obj) -> Simulation | None:
+    return _simulations.get(obj.name)
+
+
+def check(obj) -> None:
+    """Raise Unusable with a clear message if ``obj`` cannot respond."""
+    if obj is None or obj.type != "MESH":
+        raise Unusable("Collision Response works on mesh objects")
+    mesh = obj.data
+    if len(mesh.vertices) == 0:
+        raise Unusable(f"'{obj.name}' has no vertices")
+    if len(mesh.polygons) == 0:
+        raise Unusable(f"'{obj.name}' has no faces: nothing to dent")
+    if mesh.library is not None or (obj.library is not None and obj.override_library is None):
+        raise Unusable(f"'{obj.name}' is linked from another file: its shape keys cannot be written")
+
+
+def colliders(obj) -> list:
+    settings = obj.collision_response
+    found = [item.obj for item in settings.colliders]
+    if settings.collider_collection is not None:
+        found += list(settings.collider_collection.all_objects)
+    return found
+
+
+def rest_positions(obj) -> np.ndarray:
+    """The Basis shape (the mesh itself when it has no shape keys), (n, 3) float32."""
+    mesh = obj.data
+    positions = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
+    keys = mesh.shape_keys
+    if keys is not None and keys.reference_key is not None:
+        keys.reference_key.data.foreach_get("co", positions)
+    else:
+        mesh.vertices.foreach_get("co", positions)
+    return positions.reshape(-1, 3)
+
+
+def _topology(mesh):
+    corners = np.empty(len(mesh.loops), dtype=np.int64)
+    mesh.loops.foreach_get("vertex_index", corners)
+    sizes = np.empty(len(mesh.polygons), dtype=np.int64)
+    mesh.polygons.foreach_get("loop_total", sizes)
+    edges = np.empty(len(mesh.edges) * 2, dtype=np.int64)
+    mesh.edges.foreach_get("vertices", edges)
+    return corners, sizes, edges.reshape(-1, 2)
+
+
+def _behaviour_maps(obj) -> dict[str, np.ndarray]:
+    """Vertex-group weights per property (1 where a vertex is not in the group)."""
+    settings, mesh = obj.collision_response, obj.data
+    maps = {}
+    for name in levels.CURVES:
+        group = obj.vertex_groups.get(getattr(settings, f"{name}_group"))
+        if group is None:
+            continue
+        weights = np.ones(len(mesh.vertices))
+        for vertex in mesh.vertices:  # only at set-up: vertex groups have no bulk reader
+            for element in vertex.groups:
+                if element.group == group.index:
+                    weights[vertex.index] = element.weight
+        maps[name] = weights
+    return maps
+
+
+def fingerprint(obj, level_count: int) -> tuple:
+    """What the response depends on apart from time: settings, curves, colliders, mesh."""
+    settings = obj.collision_response
+    mesh = obj.data
+    plain = tuple(
+        getattr(settings, name)
+        for name in ("start_frame", "friction", "standoff", "substeps", "restriction", "prolongation")
+    )
+    groups = tuple(getattr(settings, f"{name}_group") for name in levels.CURVES)
+    collider_names = tuple(o.name if o else None for o in colliders(obj))
+    topology = (len(mesh.vertices), len(mesh.edges), len(mesh.polygons))
+    return (plain, groups, collider_names, topology, levels.curve_fingerprint(settings, level_count))
+
+
+def _build(obj, scene) -> Simulation:
+    check(obj)
+    settings = obj.collision_response
+    rest = rest_positions(obj)
+    hierarchy = _hierarchies.get(rest, *_topology(obj.data))
+    level_count = len(hierarchy.sizes)
+    size = float(np.linalg.norm(np.ptp(rest, axis=0))) or 1.0
+    coefficients = levels.level_settings(settings, level_count, size)
+    coefficients.maps = _behaviour_maps(obj)
+    surface = Surface(hierarchy, rest, coefficients)
+    start = settings.start_frame
+    simulation = Simulation(obj.name, surface, CollisionQuery(scene), fingerprint(obj, level_count), start, start - 1)
+    if len(rest) > LARGE_MESH:
+        simulation.messages.append(f"'{obj.name}' has {len(rest):,} vertices: the response will be slow")
+    return simulation
+
+
+def positions_at(obj, scene, frame: int, step_frames=None) -> np.ndarray:
+    """The mesh's response at ``frame`` (object space, (n, 3) float32), simulating forward
+    from the head when needed. ``step_frames(first, last)`` must bring the scene to each
+    frame in turn (colliders move); by default the scene's frame is set."""
+    simulation = _simulations.get(obj.name)
+    if simulation is not None:
+        level_count = len(simulation.surface.hierarchy.sizes)
+        if fingerprint(obj, level_count) != simulation.fingerprint:
+            simulation = None
+    if simulation is None:
+        simulation = _build(obj, scene)
+        _simulations[obj.name] = simulation
+    if frame < simulation.start:
+        return rest_positions(obj)
+    if frame in simulation.frames:
+        return simulation.frames[frame]
+    for current in (step_frames or _frames_in_scene)(scene, simulation.head + 1, frame):
+        _step(obj, simulation, scene, current)
+    return simulation.frames[frame]
+
+
+def _frames_in_scene(scene, first: int, last: int):
+    """Bring the scene to each frame from first to last in turn (colliders move), and back
+    to the frame it was at."""
+    original = scene.frame_current
+    for frame in range(first, last + 1):
+        if scene.frame_current != frame:
+            scene.frame_set(frame)
+        yield frame
+    if scene.frame_current != original:
+        scene.frame_set(original)
+
+
+def _step(obj, simulation: Simulation, scene, frame: int) -> None:
+    settings = obj.collision_response
+    surface = simulation.surface
+    positions = surface.positions
+    normals = _normals(obj, positions)
+    contact = simulation.query.displacements(
+        obj, positions, normals, colliders(obj), friction=settings.friction, standoff=settings.standoff
+    )
+    simulation.messages = [m for m in simulation.messages if "vertices" in m] + contact.messages
+    fps = scene.render.fps / scene.render.fps_base
+    if frame > simulation.start:  # the start frame itself is the rest shape
+        surface.step(contact.displacement, 1.0 / fps, contact.touching)
+    simulation.frames[frame] = surface.positions
+    simulation.head = frame
+
+
+def _normals(obj, positions: np.ndarray) -> np.ndarray:
+    """Vertex normals of the surface at ``positions``: the mesh's own, recomputed on a
+    temporary copy of it (Blender's C++), (n, 3)."""
+    mesh = obj.data
+    scratch = _scratch_mesh(mesh)
+    scratch.vertices.foreach_set("co", positions.ravel())
+    scratch.update()
+    normals = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
+    scratch.vertex_normals.foreach_get("vector", normals)
+    return normals.reshape(-1, 3)
+
+
+_scratch: dict[str, bpy.types.Mesh] = {}
+
+
+def _scratch_mesh(mesh) -> bpy.types.Mesh:
+    scratch = _scratch.get(mesh.name)
+    try:
+        if scratch is not None and len(scratch.vertices) == len(mesh.vertices):
+            return scratch
+    except ReferenceError:
+        pass
+    scratch = mesh.copy()
+    scratch.name = f".{mesh.name} (Collision Response normals)"
+    if scratch.shape_keys is not None:
+        scratch.shape_keys.user_clear()
+    _scratch[mesh.name] = scratch
+    return scratch
+
+
+def write_shape_key(obj, positions: np.ndarray) -> None:
+    """Put ``positions`` in the "Collision Response" shape key (relative to Basis, value 1).
+    Basis and every other shape key are left as they are."""
+    global _writing
+    mesh = obj.data
+    _writing = True
+    try:
+        if mesh.shape_keys is None:
+            obj.shape_key_add(name="Basis", from_mix=False)
+        key = mesh.shape_keys.key_blocks.get(SHAPE_KEY)
+        if key is None:
+            key = obj.shape_key_add(name=SHAPE_KEY, from_mix=False)
+            key.value = 1.0
+        key.data.foreach_set("co", np.ascontiguousarray(positions, dtype=np.float32).ravel())
+        mesh.update()
+    finally:
+        _writing = False
+
+
+def remove_shape_key(obj) -> None:
+    """Remove the "Collision Response" shape key: the mesh is as it was."""
+    global _writing
+    keys = obj.data.shape_keys
+    if keys is None or SHAPE_KEY not in keys.key_blocks:
+        return
+    _writing = True
+    try:
+        obj.shape_key_remove(keys.key_blocks[SHAPE_KEY])
+    finally:
+        _writing = False
+
+
+def is_writing() -> bool:
+    return _writing

@@ -1,0 +1,168 @@
+"""The add-on as an animator uses it: enable, play, scrub, change settings, bake, save."""
+
+import bpy
+import numpy as np
+import pytest
+
+
+@pytest.fixture
+def scene(addon):
+    """A 33 x 33 grid and a ball keyed to sink 10 cm into it over frames 1-20."""
+    bpy.ops.wm.read_homefile(use_empty=True)
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 1, 30
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=32, y_subdivisions=32, size=2)
+    grid = bpy.context.active_object
+    bpy.ops.mesh.primitive_uv_sphere_add(radius=0.4, location=(0, 0, 0.5))
+    ball = bpy.context.active_object
+    ball.keyframe_insert("location", frame=1)
+    ball.location.z = 0.3
+    ball.keyframe_insert("location", frame=20)
+    scene.frame_set(1)
+    ball.select_set(True)
+    grid.select_set(True)
+    bpy.context.view_layer.objects.active = grid
+    yield scene, grid, ball
+    bpy.ops.wm.read_homefile(use_empty=True)
+
+
+def response(grid) -> np.ndarray:
+    key = grid.data.shape_keys.key_blocks["Collision Response"]
+    positions = np.empty(len(key.data) * 3, dtype=np.float32)
+    key.data.foreach_get("co", positions)
+    return positions.reshape(-1, 3)
+
+
+def evaluated(grid) -> np.ndarray:
+    mesh = grid.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
+    positions = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
+    mesh.vertices.foreach_get("co", positions)
+    return positions.reshape(-1, 3)
+
+
+def play(scene, frames) -> dict[int, np.ndarray]:
+    shapes = {}
+    for frame in frames:
+        scene.frame_set(frame)
+        shapes[frame] = response(bpy.data.objects["Grid"]).copy()
+    return shapes
+
+
+def test_enable_then_play_dents_the_grid_where_the_ball_is(scene):
+    scene, grid, ball = scene
+    assert bpy.ops.object.collision_response_enable() == {"FINISHED"}
+    settings = grid.collision_response
+    assert settings.enabled and [c.obj for c in settings.colliders] == [ball]
+    shapes = play(scene, range(1, 31))
+    assert np.abs(shapes[1][:, 2]).max() == 0.0  # the start frame is the rest shape
+    # Every vertex is out of the ball (within its tessellation), and the dent reaches at
+    # least the ball's bottom, 10 cm down (coarse levels may give way a little further).
+    distance = np.linalg.norm(shapes[30] - np.array(ball.location), axis=1)
+    assert distance.min() > 0.4 * 0.985
+    assert shapes[30][:, 2].min() < 0.3 - 0.4 + 1e-3
+    assert (np.abs(shapes[30][:, 2]) > 1e-3).mean() > 0.2  # coarse levels spread it widely
+
+
+def test_the_shape_at_a_frame_is_the_same_whatever_the_scrubbing_path(scene):
+    scene, grid, _ = scene
+    bpy.ops.object.collision_response_enable()
+    reference = play(scene, range(1, 31))
+    rng = np.random.default_rng(3)
+    for frame in rng.integers(1, 31, 25):  # back and forth
+        scene.frame_set(int(frame))
+        np.testing.assert_array_equal(response(grid), reference[int(frame)])
+    grid.collision_response.friction = 0.0  # a "change" to the same value still restarts
+    scene.frame_set(25)  # a jump past the cache simulates forward from the start
+    np.testing.assert_array_equal(response(grid), reference[25])
+
+
+def test_changing_a_setting_restarts_the_response(scene):
+    scene, grid, _ = scene
+    bpy.ops.object.collision_response_enable()
+    before = play(scene, range(1, 31))[30]
+    tree = grid.collision_response.curves
+    for point in tree.nodes["absorption"].mapping.curves[0].points:
+        point.location = (point.location[0], 0.0)  # all on the finest level: local response
+    scene.frame_set(1)
+    after = play(scene, range(1, 31))[30]
+    assert (np.abs(after[:, 2]) > 1e-3).mean() < 0.5 * (np.abs(before[:, 2]) > 1e-3).mean()
+
+
+def test_bake_plays_without_the_add_on_and_free_bake_returns_to_live(scene):
+    scene, grid, _ = scene
+    bpy.ops.object.collision_response_enable()
+    live = play(scene, range(1, 31))
+    assert bpy.ops.object.collision_response_bake() == {"FINISHED"}
+    keys = grid.data.shape_keys.key_blocks
+    assert "Collision Response" not in keys and "Collision Response 0017" in keys
+    assert not grid.collision_response.enabled
+    for frame in (5, 17, 30):
+        scene.frame_set(frame)
+        np.testing.assert_allclose(evaluated(grid), live[frame], atol=1e-6)
+    assert bpy.ops.object.collision_response_free_bake() == {"FINISHED"}
+    assert [k.name for k in grid.data.shape_keys.key_blocks] == ["Basis", "Collision Response"]
+    scene.frame_set(30)
+    np.testing.assert_array_equal(response(grid), live[30])
+
+
+def test_basis_and_the_users_shape_keys_are_never_touched(scene):
+    scene, grid, _ = scene
+    grid.shape_key_add(name="Basis")
+    smile = grid.shape_key_add(name="Smile")
+    smile.data[5].co.z = 0.25
+    saved = {k.name: np.array([v.co[:] for v in k.data]) for k in grid.data.shape_keys.key_blocks}
+    bpy.ops.object.collision_response_enable()
+    play(scene, range(1, 31))
+    bpy.ops.object.collision_response_bake()
+    bpy.ops.object.collision_response_free_bake()
+    bpy.ops.object.collision_response_disable()
+    keys = grid.data.shape_keys.key_blocks
+    assert [k.name for k in keys] == ["Basis", "Smile"]
+    for key in keys:
+        np.testing.assert_array_equal(np.array([v.co[:] for v in key.data]), saved[key.name])
+
+
+def test_settings_survive_save_and_reload(scene, tmp_path):
+    scene, grid, _ = scene
+    bpy.ops.object.collision_response_enable()
+    grid.collision_response.friction = 0.25
+    first = play(scene, range(1, 31))[30]
+    path = str(tmp_path / "saved.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=path)
+    bpy.ops.wm.open_mainfile(filepath=path)
+    grid = bpy.data.objects["Grid"]
+    settings = grid.collision_response
+    assert settings.enabled and settings.friction == pytest.approx(0.25)
+    assert [c.obj.name for c in settings.colliders] == ["Sphere"]
+    assert settings.curves is not None and "absorption" in settings.curves.nodes
+    bpy.context.scene.frame_set(1)
+    again = play(bpy.context.scene, range(1, 31))[30]
+    np.testing.assert_array_equal(again, first)
+
+
+def test_bad_input_gives_messages_not_tracebacks(scene):
+    scene, grid, ball = scene
+    bpy.context.view_layer.objects.active = ball
+    ball.select_set(False)
+    bpy.ops.object.empty_add()
+    empty = bpy.context.active_object
+    assert not bpy.ops.object.collision_response_enable.poll()  # not a mesh
+    bpy.ops.mesh.primitive_plane_add()
+    bpy.ops.object.mode_set(mode="EDIT")
+    bpy.ops.mesh.delete(type="ONLY_FACE")
+    bpy.ops.object.mode_set(mode="OBJECT")
+    with pytest.raises(RuntimeError, match="no faces"):
+        bpy.ops.object.collision_response_enable()  # reported as an error, the operator cancels
+    # A deleted collider, and a mesh edited while cached: reported or restarted, never raised.
+    bpy.context.view_layer.objects.active = grid
+    grid.select_set(True)
+    bpy.ops.object.collision_response_enable()
+    play(scene, range(1, 10))
+    bpy.data.objects.remove(ball)
+    scene.frame_set(10)
+    bpy.data.objects.remove(empty)
+    bpy.ops.object.mode_set(mode="EDIT")
+    bpy.ops.mesh.subdivide()
+    bpy.ops.object.mode_set(mode="OBJECT")
+    scene.frame_set(11)
+    assert len(response(grid)) == len(grid.data.vertices)
