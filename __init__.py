@@ -4,9 +4,9 @@ The solver lives in ``core`` (pure numpy); the Blender glue in the other sub-pac
 each registering its own classes. Modules register in order and unregister in reverse.
 """
 
-from . import handlers, operators, panels, properties
+from . import handlers, operators, panels, presets, properties
 
-_modules = (properties, operators, panels, handlers)
+_modules = (properties, operators, presets, panels, handlers)
 
 
 def register() -> None:

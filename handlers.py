@@ -3,6 +3,7 @@
 import bpy
 
 from . import simulation
+from .collision import colliders as collider_shapes
 
 _busy = False  # set while we move the scene through frames ourselves
 
@@ -40,7 +41,6 @@ def on_depsgraph_update(scene, depsgraph) -> None:
     """An edit of a responding mesh or of a collider restarts that mesh's response."""
     if _busy or simulation.is_writing():
         return
-    from .collision import colliders as collider_shapes
 
     edited_objects, edited_meshes = set(), set()
     for update in depsgraph.updates:

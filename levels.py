@@ -99,3 +99,32 @@ def curve_fingerprint(settings, levels: int) -> tuple:
     if tree is None:
         return ()
     return tuple(tuple(np.round(curve_values(tree.nodes[n], levels), 7)) for n in CURVES if n in tree.nodes)
+
+
+def profiles(settings) -> dict[str, list[float]]:
+    """Every curve's value per level, coarse to fine."""
+    tree = settings.curves
+    if tree is None:
+        return {}
+    count = len(tree.nodes[next(iter(CURVES))].mapping.curves[0].points)
+    return {name: [round(float(v), 6) for v in curve_values(tree.nodes[name], count)] for name in CURVES}
+
+
+def set_profiles(settings, values: dict) -> None:
+    """Set the curves from ``values`` (name -> values coarse to fine, any count): each list
+    is resampled (linearly) to this mesh's number of levels."""
+    tree = settings.curves
+    count = len(tree.nodes[next(iter(CURVES))].mapping.curves[0].points) if tree else 2
+    count = max(count, 2)
+    resampled = {}
+    for name, profile in values.items():
+        profile = np.atleast_1d(np.asarray(profile, dtype=float))
+        source = np.linspace(0.0, 1.0, profile.size) if profile.size > 1 else np.array([0.0])
+        resampled[name] = np.interp(level_positions(count), source, profile) if profile.size > 1 else profile
+    tree = ensure_curves(settings, count)
+    for name, profile in resampled.items():
+        low, high = CURVES[name][1], CURVES[name][2]
+        _set_points(tree.nodes[name], count, np.broadcast_to(profile, (count,)).astype(float), low, high)
+    from . import simulation  # here, not at the top: simulation imports this module
+
+    simulation.invalidate(settings.id_data)

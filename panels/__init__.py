@@ -6,6 +6,7 @@ import bpy
 
 from .. import levels, simulation
 from ..operators import is_baked
+from ..presets import COLLISION_RESPONSE_MT_presets
 
 
 class SidebarPanel(bpy.types.Panel):
@@ -96,6 +97,11 @@ class VIEW3D_PT_collision_response_levels(SidebarPanel):
         obj = context.active_object
         settings = obj.collision_response
         tree = settings.curves
+        row = layout.row(align=True)
+        row.menu("COLLISION_RESPONSE_MT_presets", text=COLLISION_RESPONSE_MT_presets.bl_label)
+        row.operator("object.collision_response_preset_add", text="", icon="ADD")
+        remove = row.operator("object.collision_response_preset_add", text="", icon="REMOVE")
+        remove.remove_active = True  # type: ignore[union-attr]  # the stub cannot know an operator's own properties
         layout.label(text="Left: coarse, global.  Right: fine, local.")
         for name, (label, _low, _high, _default) in levels.CURVES.items():
             node = tree.nodes.get(name)

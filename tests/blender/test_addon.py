@@ -166,3 +166,47 @@ def test_bad_input_gives_messages_not_tracebacks(scene):
     bpy.ops.object.mode_set(mode="OBJECT")
     scene.frame_set(11)
     assert len(response(grid)) == len(grid.data.vertices)
+
+
+PRESETS = ["Rubber", "Soft Clay", "Stiff Shell", "Slime", "Flesh"]
+
+
+def run_preset(scene, grid, ball, preset) -> dict[int, np.ndarray]:
+    """Apply a shipped preset as the menu does, press 20 frames, lift the ball, 40 more."""
+    bpy.context.view_layer.objects.active = grid
+    bpy.ops.object.collision_response_enable()
+    path = bpy.utils.preset_find(preset, "collision_response")
+    assert path, f"preset {preset!r} not found"
+    bpy.ops.script.execute_preset(filepath=path, menu_idname="COLLISION_RESPONSE_MT_presets")
+    ball.keyframe_insert("location", frame=21)
+    ball.location.z = 1.5  # gone at frame 22
+    ball.keyframe_insert("location", frame=22)
+    return play(scene, range(1, 61))
+
+
+@pytest.fixture
+def responses(scene):
+    scene, grid, ball = scene
+    return {preset: run_preset(scene, grid, ball, preset) for preset in PRESETS}
+
+
+def test_each_preset_gives_a_different_response(responses):
+    for a in PRESETS:
+        for b in PRESETS:
+            if a < b:
+                difference = max(np.abs(responses[a][f] - responses[b][f]).max() for f in (10, 20, 30, 60))
+                assert difference > 0.01, (a, b, difference)
+
+
+def test_presets_do_what_their_names_say(responses):
+    depth = {p: -responses[p][20][:, 2].min() for p in PRESETS}  # deepest point while pressed
+    kept = {p: -responses[p][60][:, 2].min() for p in PRESETS}  # 1.6 s after the ball left
+    # How evenly the whole grid moves: mean displacement over the deepest (1: all of it as one).
+    spread = {p: np.abs(responses[p][20][:, 2]).mean() / depth[p] for p in PRESETS}
+    assert kept["Soft Clay"] > 0.8 * depth["Soft Clay"]  # plastic: the dent stays
+    assert kept["Slime"] > 0.5 * depth["Slime"]
+    assert kept["Rubber"] < 0.02 * depth["Rubber"] and kept["Stiff Shell"] < 0.02 * depth["Stiff Shell"]
+    assert spread["Stiff Shell"] > spread["Rubber"] > spread["Soft Clay"]  # global to local
+    assert responses["Flesh"][20][:, 2].max() > 0.005  # it bulges up around the press
+    # The ball reaches the sheet at frame 10: four frames later, slime has followed less.
+    assert -responses["Slime"][14][:, 2].min() < 0.7 * -responses["Rubber"][14][:, 2].min()
