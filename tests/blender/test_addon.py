@@ -210,3 +210,27 @@ def test_presets_do_what_their_names_say(responses):
     assert responses["Flesh"][20][:, 2].max() > 0.005  # it bulges up around the press
     # The ball reaches the sheet at frame 10: four frames later, slime has followed less.
     assert -responses["Slime"][14][:, 2].min() < 0.7 * -responses["Rubber"][14][:, 2].min()
+
+
+def test_the_headless_bake_command_bakes_a_saved_file(scene, tmp_path):
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    scene, grid, _ = scene
+    bpy.ops.object.collision_response_enable()
+    live = play(scene, range(1, 31))
+    source, output = tmp_path / "shot.blend", tmp_path / "baked.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(source))
+    tool = Path(__file__).resolve().parents[2] / "tools" / "bake.py"
+    command = [sys.executable, str(tool), str(source), "--object", "Grid", "--frames", "1-30", "--output", str(output)]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr[-2000:]
+    bpy.ops.wm.open_mainfile(filepath=str(output))
+    grid = bpy.data.objects["Grid"]
+    assert "Collision Response 0030" in grid.data.shape_keys.key_blocks
+    for frame in (12, 30):
+        bpy.context.scene.frame_set(frame)
+        np.testing.assert_allclose(evaluated(grid), live[frame], atol=1e-6)
+    bad = subprocess.run([*command[:4], "Nothing", *command[5:]], capture_output=True, text=True, timeout=300)
+    assert bad.returncode == 1 and "no mesh object named 'Nothing'" in bad.stderr
