@@ -4,6 +4,7 @@ import bpy
 
 from . import simulation
 from .collision import colliders as collider_shapes
+from .collision.raycast import remove_all_helpers
 
 _busy = False  # set while we move the scene through frames ourselves
 
@@ -63,10 +64,17 @@ def on_load(*_args) -> None:
     simulation.invalidate_all()
 
 
+@bpy.app.handlers.persistent
+def on_save(*_args) -> None:
+    """The ray-cast helpers hold nothing worth saving: keep them out of the file."""
+    remove_all_helpers()
+
+
 def register() -> None:
     bpy.app.handlers.frame_change_post.append(on_frame_change)
     bpy.app.handlers.depsgraph_update_post.append(on_depsgraph_update)
     bpy.app.handlers.load_post.append(on_load)
+    bpy.app.handlers.save_pre.append(on_save)
 
 
 def unregister() -> None:
@@ -74,6 +82,7 @@ def unregister() -> None:
         (bpy.app.handlers.frame_change_post, on_frame_change),
         (bpy.app.handlers.depsgraph_update_post, on_depsgraph_update),
         (bpy.app.handlers.load_post, on_load),
+        (bpy.app.handlers.save_pre, on_save),
     ):
         if function in handlers:
             handlers.remove(function)

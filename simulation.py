@@ -140,7 +140,8 @@ def _build(obj, scene) -> Simulation:
     coefficients.maps = _behaviour_maps(obj)
     surface = Surface(hierarchy, rest, coefficients)
     start = settings.start_frame
-    simulation = Simulation(obj.name, surface, CollisionQuery(scene), fingerprint(obj, level_count), start, start - 1)
+    query = CollisionQuery(scene, obj.name)
+    simulation = Simulation(obj.name, surface, query, fingerprint(obj, level_count), start, start - 1)
     if len(rest) > LARGE_MESH:
         simulation.messages.append(f"'{obj.name}' has {len(rest):,} vertices: the response will be slow")
     return simulation

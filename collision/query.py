@@ -35,8 +35,8 @@ class CollisionQuery:
     """Per-mesh query state: the side each vertex is pressed from, and last positions of the
     colliders for their motion. One per deformable mesh."""
 
-    def __init__(self, scene: bpy.types.Scene):
-        self.caster = RayCaster(scene)
+    def __init__(self, scene: bpy.types.Scene, owner: str = ""):
+        self.caster = RayCaster(scene, owner)
         self.side = np.zeros(0, dtype=np.int8)  # +1: pushed against its normal, -1: along it
         self._previous: dict[str, np.ndarray] = {}  # collider name -> last world matrix
         self._last: tuple | None = None  # the last query: what it depended on, and its answers

@@ -22,18 +22,19 @@ class RayCaster:
     ``cast(colliders, origins, directions)``: signed distances to the first face hit.
     """
 
-    def __init__(self, scene: bpy.types.Scene):
+    def __init__(self, scene: bpy.types.Scene, owner: str = ""):
         self.scene = scene
-        self._colliders: list[bpy.types.Object] = []
+        # One helper per owner (a deforming mesh): each casts against its own colliders.
+        self.name = f"{HELPER_NAME} ({owner})" if owner else HELPER_NAME
         self._object: bpy.types.Object | None = None
 
     # -- the helper object and its node tree ----------------------------------------------------
 
     def _helper(self) -> bpy.types.Object:
-        obj = bpy.data.objects.get(HELPER_NAME)
+        obj = bpy.data.objects.get(self.name)
         if obj is None or obj.type != "MESH":
-            mesh = bpy.data.meshes.new(HELPER_NAME)
-            obj = bpy.data.objects.new(HELPER_NAME, mesh)
+            mesh = bpy.data.meshes.new(self.name)
+            obj = bpy.data.objects.new(self.name, mesh)
             obj.hide_render = True
             obj.hide_select = True
         if obj.name not in self.scene.collection.objects:
@@ -46,7 +47,7 @@ class RayCaster:
         """One raycast and one stored value per collider: the signed distance to the first
         face hit (see ``cast``). Each Store node evaluates its field afresh, so storing hit,
         distance and normal separately would cast every ray three times."""
-        tree = cast(bpy.types.GeometryNodeTree, bpy.data.node_groups.new(HELPER_NAME, "GeometryNodeTree"))
+        tree = cast(bpy.types.GeometryNodeTree, bpy.data.node_groups.new(self.name, "GeometryNodeTree"))
         # fake-bpy-module's stub lists only 'DEFAULT' as a socket type; Blender takes any.
         tree.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")  # type: ignore[arg-type]
         tree.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")  # type: ignore[arg-type]
@@ -96,27 +97,20 @@ class RayCaster:
     def _prepare(self, colliders: list[bpy.types.Object]) -> bpy.types.Object:
         obj = self._helper()
         modifier = obj.modifiers.get("raycast") or obj.modifiers.new("raycast", "NODES")
-        if colliders != self._colliders or modifier.node_group is None:
-            old = modifier.node_group
+        names = "\n".join(c.name for c in colliders)
+        tree = modifier.node_group
+        # The tree remembers whom it casts against (it outlives this object across undo).
+        if tree is None or tree.get("colliders") != names:
             modifier.node_group = self._build_tree(colliders)
-            if old is not None and old.users == 0:
-                bpy.data.node_groups.remove(old)
-            self._colliders = list(colliders)
+            modifier.node_group["colliders"] = names
+            if tree is not None and tree.users == 0:
+                bpy.data.node_groups.remove(tree)
         return obj
 
     def remove(self) -> None:
         """Delete the helper object, its mesh and node tree."""
-        obj = bpy.data.objects.get(HELPER_NAME)
-        if obj is not None:
-            modifier = obj.modifiers.get("raycast")
-            tree = modifier.node_group if modifier else None
-            mesh = obj.data
-            bpy.data.objects.remove(obj)
-            if mesh is not None and mesh.users == 0:
-                bpy.data.meshes.remove(mesh)
-            if tree is not None and tree.users == 0:
-                bpy.data.node_groups.remove(tree)
-        self._colliders, self._object = [], None
+        remove_helper(bpy.data.objects.get(self.name))
+        self._object = None
 
     # -- casting --------------------------------------------------------------------------------
 
@@ -154,3 +148,23 @@ def _math(nodes, operation: str):
     node = nodes.new("ShaderNodeMath")
     node.operation = operation
     return node
+
+
+def remove_helper(obj) -> None:
+    """Delete a helper object with its mesh and node tree (they are rebuilt when needed)."""
+    if obj is None:
+        return
+    modifier = obj.modifiers.get("raycast")
+    tree = modifier.node_group if modifier else None
+    mesh = obj.data
+    bpy.data.objects.remove(obj)
+    if mesh is not None and mesh.users == 0:
+        bpy.data.meshes.remove(mesh)
+    if tree is not None and tree.users == 0:
+        bpy.data.node_groups.remove(tree)
+
+
+def remove_all_helpers() -> None:
+    """Delete every helper (before saving: they hold nothing worth keeping)."""
+    for obj in [o for o in bpy.data.objects if o.name.startswith(HELPER_NAME)]:
+        remove_helper(obj)
