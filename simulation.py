@@ -9,6 +9,7 @@ collider or the mesh drops the simulation; the next frame restarts it at the sta
 """
 
 from dataclasses import dataclass, field
+from typing import cast
 
 import bpy
 import numpy as np
@@ -202,7 +203,8 @@ def _normals(obj, positions: np.ndarray) -> np.ndarray:
     mesh = obj.data
     scratch = _scratch_mesh(mesh)
     # The generic attribute is a plain copy; vertices.foreach_set("co") costs 300 x more.
-    scratch.attributes["position"].data.foreach_set("vector", np.ascontiguousarray(positions, np.float32).ravel())
+    position = cast(bpy.types.FloatVectorAttribute, scratch.attributes["position"])
+    position.data.foreach_set("vector", np.ascontiguousarray(positions, np.float32).ravel())
     scratch.update()
     normals = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
     scratch.vertex_normals.foreach_get("vector", normals)
