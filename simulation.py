@@ -100,14 +100,15 @@ def _topology(mesh):
 
 
 def _behaviour_maps(obj) -> dict[str, np.ndarray]:
-    """Vertex-group weights per property (1 where a vertex is not in the group)."""
+    """Vertex-group weights per property; as with Blender's modifiers, a vertex not in
+    the group has weight 0."""
     settings, mesh = obj.collision_response, obj.data
     maps = {}
     for name in levels.CURVES:
         group = obj.vertex_groups.get(getattr(settings, f"{name}_group"))
         if group is None:
             continue
-        weights = np.ones(len(mesh.vertices))
+        weights = np.zeros(len(mesh.vertices))
         for vertex in mesh.vertices:  # only at set-up: vertex groups have no bulk reader
             for element in vertex.groups:
                 if element.group == group.index:

@@ -234,3 +234,60 @@ def test_the_headless_bake_command_bakes_a_saved_file(scene, tmp_path):
         np.testing.assert_allclose(evaluated(grid), live[frame], atol=1e-6)
     bad = subprocess.run([*command[:4], "Nothing", *command[5:]], capture_output=True, text=True, timeout=300)
     assert bad.returncode == 1 and "no mesh object named 'Nothing'" in bad.stderr
+
+
+def test_a_behaviour_map_freezes_the_unpainted_half(scene):
+    scene, grid, _ = scene
+    right = grid.vertex_groups.new(name="Right")
+    right.add([v.index for v in grid.data.vertices if v.co.x > 0], 1.0, "REPLACE")
+    bpy.ops.object.collision_response_enable()
+    settings = grid.collision_response
+    settings.profiles = {"absorption": [0.0, 0.0]}  # local: only touched vertices move
+    settings.response_time_group = "Right"  # damping speed 0 outside the group: frozen
+    shapes = play(scene, range(1, 31))
+    x = np.array([v.co.x for v in grid.data.vertices])
+    assert np.abs(shapes[30][x < -0.02, 2]).max() == 0.0  # the unpainted half never moved
+    assert shapes[30][x > 0.02, 2].min() < -0.05  # the painted half dented
+
+
+def test_an_animation_render_shows_what_playback_shows(scene, tmp_path):
+    scene, grid, _ = scene
+    bpy.ops.object.collision_response_enable()
+    live = play(scene, range(1, 31))
+    seen = {}
+
+    def remember(render_scene, *_):  # what the renderer evaluated at each frame
+        mesh = grid.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
+        positions = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
+        mesh.vertices.foreach_get("co", positions)
+        seen[render_scene.frame_current] = positions.reshape(-1, 3)
+
+    bpy.ops.object.camera_add(location=(0, -4, 3), rotation=(0.9, 0, 0))
+    scene.camera = bpy.context.active_object
+    bpy.app.handlers.render_post.append(remember)
+    try:
+        scene.render.engine = "CYCLES"
+        scene.cycles.samples = 1
+        scene.render.resolution_x, scene.render.resolution_y = 32, 32
+        scene.frame_start, scene.frame_end = 14, 17
+        scene.render.filepath = str(tmp_path / "frame_")
+        bpy.ops.render.render(animation=True)
+    finally:
+        bpy.app.handlers.render_post.remove(remember)
+    assert sorted(seen) == [14, 15, 16, 17]
+    for frame, positions in seen.items():
+        np.testing.assert_allclose(positions, live[frame], atol=1e-6)
+
+
+def test_a_linked_mesh_is_reported_not_written(scene, tmp_path):
+    scene, grid, _ = scene
+    library = str(tmp_path / "library.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=library)
+    bpy.ops.wm.read_homefile(use_empty=True)
+    with bpy.data.libraries.load(library, link=True) as (source, target):
+        target.objects = ["Grid"]
+    linked = target.objects[0]
+    bpy.context.scene.collection.objects.link(linked)
+    bpy.context.view_layer.objects.active = linked
+    with pytest.raises(RuntimeError, match="linked from another file"):
+        bpy.ops.object.collision_response_enable()
