@@ -280,11 +280,10 @@ def test_an_animation_render_shows_what_playback_shows(scene, tmp_path):
 
 
 def test_a_linked_mesh_is_reported_not_written(scene, tmp_path):
-    scene, grid, _ = scene
     library = str(tmp_path / "library.blend")
     bpy.ops.wm.save_as_mainfile(filepath=library)
     bpy.ops.wm.read_homefile(use_empty=True)
-    with bpy.data.libraries.load(library, link=True) as (source, target):
+    with bpy.data.libraries.load(library, link=True) as (_, target):
         target.objects = ["Grid"]
     linked = target.objects[0]
     bpy.context.scene.collection.objects.link(linked)
