@@ -99,6 +99,16 @@ def _topology(mesh):
     return corners, sizes, edges.reshape(-1, 2)
 
 
+def _hierarchy(obj):
+    """The object's hierarchy (built once per topology and rest shape)."""
+    return _hierarchies.get(rest_positions(obj), *_topology(obj.data))
+
+
+def level_count(obj) -> int:
+    """How many levels the object's mesh has, coarse to fine."""
+    return len(_hierarchy(obj).sizes)
+
+
 def _behaviour_maps(obj) -> dict[str, np.ndarray]:
     """Vertex-group weights per property; as with Blender's modifiers, a vertex not in
     the group has weight 0."""
@@ -135,7 +145,7 @@ def _build(obj, scene) -> Simulation:
     check(obj)
     settings = obj.collision_response
     rest = rest_positions(obj)
-    hierarchy = _hierarchies.get(rest, *_topology(obj.data))
+    hierarchy = _hierarchy(obj)
     level_count = len(hierarchy.sizes)
     size = float(np.linalg.norm(np.ptp(rest, axis=0))) or 1.0
     coefficients = levels.level_settings(settings, level_count, size)

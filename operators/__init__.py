@@ -27,6 +27,16 @@ def is_baked(obj) -> bool:
     return bool(_baked_keys(obj))
 
 
+def _add_selected_colliders(context) -> None:
+    """Every selected object but the active mesh joins its colliders (once)."""
+    obj = context.active_object
+    settings = obj.collision_response
+    present = {item.obj for item in settings.colliders}
+    for other in context.selected_objects:
+        if other != obj and other not in present:
+            settings.colliders.add().obj = other
+
+
 class OBJECT_OT_collision_response_enable(bpy.types.Operator):
     """Make the active mesh respond to colliders; selected objects become its colliders"""
 
@@ -46,13 +56,9 @@ class OBJECT_OT_collision_response_enable(bpy.types.Operator):
             self.report({"ERROR"}, str(problem))
             return {"CANCELLED"}
         settings = obj.collision_response
-        present = {item.obj for item in settings.colliders}
-        for other in context.selected_objects:
-            if other != obj and other not in present:
-                settings.colliders.add().obj = other
+        _add_selected_colliders(context)
         settings.start_frame = context.scene.frame_start
-        hierarchy = simulation._hierarchies.get(simulation.rest_positions(obj), *simulation._topology(obj.data))
-        count = len(hierarchy.sizes)
+        count = simulation.level_count(obj)
         # A first, gentle response: the finer the level the more it absorbs, none at level 0.
         levels.ensure_curves(settings, count, defaults={"absorption": np.linspace(0.0, 0.5, count)})
         settings.enabled = True
@@ -98,11 +104,7 @@ class OBJECT_OT_collision_response_collider_add(bpy.types.Operator):
         return True
 
     def execute(self, context):
-        settings = context.active_object.collision_response
-        present = {item.obj for item in settings.colliders}
-        for other in context.selected_objects:
-            if other != context.active_object and other not in present:
-                settings.colliders.add().obj = other
+        _add_selected_colliders(context)
         return {"FINISHED"}
 
 

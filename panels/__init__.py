@@ -22,6 +22,17 @@ class SidebarPanel(bpy.types.Panel):
         return cast(bpy.types.UILayout, self.layout)
 
 
+class EnabledPanel(SidebarPanel):
+    """A sub-panel shown while the active mesh responds."""
+
+    bl_parent_id = "VIEW3D_PT_collision_response"
+
+    @classmethod
+    def poll(cls, context):
+        obj = context.active_object
+        return obj is not None and obj.type == "MESH" and obj.collision_response.enabled
+
+
 class COLLISION_RESPONSE_UL_colliders(bpy.types.UIList):
     def draw_item(self, context, layout, data, item, icon, active_data, active_property, index=0, flt_flag=0):
         layout.prop(item, "obj", text="", emboss=False, icon="OBJECT_DATA")
@@ -59,14 +70,8 @@ class VIEW3D_PT_collision_response(SidebarPanel):
             layout.label(text="No colliders: add some below", icon="ERROR")
 
 
-class VIEW3D_PT_collision_response_colliders(SidebarPanel):
+class VIEW3D_PT_collision_response_colliders(EnabledPanel):
     bl_label = "Colliders"
-    bl_parent_id = "VIEW3D_PT_collision_response"
-
-    @classmethod
-    def poll(cls, context):
-        obj = context.active_object
-        return obj is not None and obj.type == "MESH" and obj.collision_response.enabled
 
     def draw(self, context):
         layout = self.ui
@@ -117,15 +122,9 @@ class VIEW3D_PT_collision_response_levels(SidebarPanel):
             box.prop_search(settings, f"{name}_group", obj, "vertex_groups", text="Map")
 
 
-class VIEW3D_PT_collision_response_solver(SidebarPanel):
+class VIEW3D_PT_collision_response_solver(EnabledPanel):
     bl_label = "Timing and Solver"
-    bl_parent_id = "VIEW3D_PT_collision_response"
     bl_options = {"DEFAULT_CLOSED"}
-
-    @classmethod
-    def poll(cls, context):
-        obj = context.active_object
-        return obj is not None and obj.type == "MESH" and obj.collision_response.enabled
 
     def draw(self, context):
         layout = self.ui
