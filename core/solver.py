@@ -155,27 +155,27 @@ class Surface:
         d = np.ascontiguousarray(d.T)
         if not np.isfinite(d).all():  # a broken collider query must not poison the state
             d = np.nan_to_num(d, nan=0.0, posinf=0.0, neginf=0.0)
-        held = None
+        resting = None
         if touching is not None:
             touching = np.asanyarray(touching, dtype=bool)
             if touching.shape != (self.vertex_count,):
                 raise ValueError(f"touching must be ({self.vertex_count},), got {touching.shape}")
-            held = touching.astype(DTYPE)
+            resting = touching.astype(DTYPE)
         self.settings.check(self.level_count, self.vertex_count)
         count = self.settings.substeps
         if count == 1:
-            self._place(d, update=True, dt=dt, held=held)
+            self._place(d, update=True, dt=dt, resting=resting)
             return
         goal = self._levels[-1].solution + d
         contact = dot(d, d) > TINY**2
         for i in range(count):
             left = np.where(contact, goal - self._levels[-1].solution, 0.0)
-            self._place(left / (count - i), update=True, dt=dt / count, held=held)
+            self._place(left / (count - i), update=True, dt=dt / count, resting=resting)
 
-    def _place(self, d: np.ndarray, update: bool, dt: float = 1.0, held: np.ndarray | None = None) -> None:
+    def _place(self, d: np.ndarray, update: bool, dt: float = 1.0, resting: np.ndarray | None = None) -> None:
         """One pass down (restriction) and up (response) the hierarchy.
 
-        ``held`` (n,) marks vertices touching a collider; restricted like the displacement
+        ``resting`` (n,) marks vertices touching a collider; restricted like the displacement
         (by max), it keeps their ancestors' offsets from relaxing too.
         """
         settings = self.settings
@@ -186,8 +186,8 @@ class Surface:
             restricted.insert(0, self.hierarchy.restrict(j, restricted[0], settings.restriction))
         lengths = [norm(v) for v in restricted]
         in_contact = [length > TINY for length in lengths]
-        if held is not None:
-            touch = [held[None]]
+        if resting is not None:
+            touch = [resting[None]]
             for j in range(self.level_count - 1, 0, -1):
                 touch.insert(0, self.hierarchy.restrict(j, np.repeat(touch[0], 3, axis=0), "max")[:1])
             in_contact = [c | (t[0] > 0) for c, t in zip(in_contact, touch, strict=True)]
