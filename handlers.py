@@ -17,7 +17,7 @@ def update_object(obj, scene) -> list[str]:
         return [str(problem)]
     simulation.write_shape_key(obj, positions)
     state = simulation.get(obj)
-    return list(state.messages) if state else []
+    return state.warnings + state.messages if state else []
 
 
 def enabled_objects(scene):

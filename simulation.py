@@ -36,7 +36,8 @@ class Simulation:
     start: int
     head: int  # last simulated frame
     frames: dict[int, np.ndarray] = field(default_factory=dict)
-    messages: list[str] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)  # about the mesh, from when it was built
+    messages: list[str] = field(default_factory=list)  # about the colliders, from the last step
 
 
 class Unusable(Exception):
@@ -50,6 +51,12 @@ def invalidate(obj) -> None:
 
 def invalidate_all() -> None:
     _simulations.clear()
+    for scratch in _scratch.values():  # the normals' scratch meshes go with them
+        try:
+            bpy.data.meshes.remove(scratch)
+        except ReferenceError:  # already gone with its file
+            pass
+    _scratch.clear()
 
 
 def get(obj) -> Simulation | None:
@@ -155,14 +162,13 @@ def _build(obj, scene) -> Simulation:
     query = CollisionQuery(scene, obj.name)
     simulation = Simulation(obj.name, surface, query, fingerprint(obj, level_count), start, start - 1)
     if len(rest) > LARGE_MESH:
-        simulation.messages.append(f"'{obj.name}' has {len(rest):,} vertices: the response will be slow")
+        simulation.warnings.append(f"'{obj.name}' has {len(rest):,} vertices: the response will be slow")
     return simulation
 
 
-def positions_at(obj, scene, frame: int, step_frames=None) -> np.ndarray:
+def positions_at(obj, scene, frame: int) -> np.ndarray:
     """The mesh's response at ``frame`` (object space, (n, 3) float32), simulating forward
-    from the head when needed. ``step_frames(first, last)`` must bring the scene to each
-    frame in turn (colliders move); by default the scene's frame is set."""
+    from the head when needed (bringing the scene to each frame between in turn)."""
     simulation = _simulations.get(obj.name)
     if simulation is not None:
         level_count = len(simulation.surface.hierarchy.sizes)
@@ -175,7 +181,7 @@ def positions_at(obj, scene, frame: int, step_frames=None) -> np.ndarray:
         return rest_positions(obj)
     if frame in simulation.frames:
         return simulation.frames[frame]
-    for current in (step_frames or _frames_in_scene)(scene, simulation.head + 1, frame):
+    for current in _frames_in_scene(scene, simulation.head + 1, frame):
         _step(obj, simulation, scene, current)
     return simulation.frames[frame]
 
@@ -200,7 +206,7 @@ def _step(obj, simulation: Simulation, scene, frame: int) -> None:
     contact = simulation.query.displacements(
         obj, positions, normals, colliders(obj), friction=settings.friction, standoff=settings.standoff
     )
-    simulation.messages = [m for m in simulation.messages if "vertices" in m] + contact.messages
+    simulation.messages = contact.messages
     fps = scene.render.fps / scene.render.fps_base
     if frame > simulation.start:  # the start frame itself is the rest shape
         surface.step(contact.displacement, 1.0 / fps, contact.touching)

@@ -64,7 +64,7 @@ class VIEW3D_PT_collision_response(SidebarPanel):
         row.operator("object.collision_response_bake", icon="REC")
         row.operator("object.collision_response_disable", text="", icon="X")
         state = simulation.get(obj)
-        for message in state.messages if state else []:
+        for message in state.warnings + state.messages if state else []:
             layout.label(text=message, icon="ERROR")
         if not simulation.colliders(obj):
             layout.label(text="No colliders: add some below", icon="ERROR")
