@@ -89,11 +89,11 @@ class CollisionQuery:
         contact.queried = queried.size
         if queried.size:
             points = positions[queried] @ matrix[:3, :3].T + matrix[:3, 3]
-            normal_world = _unit(normals[queried] @ np.linalg.inv(matrix[:3, :3]))  # inverse transpose
+            normal_world = _unit(normals[queried] @ inverse[:3, :3])  # normals: the inverse transpose
             motion = self._motions(colliders, points)
             push_world, touching = self._push(colliders, points, normal_world, motion, queried, friction, standoff)
             target = points + push_world
-            local = (target - matrix[:3, 3]) @ np.linalg.inv(matrix[:3, :3]).T
+            local = target @ inverse[:3, :3].T + inverse[:3, 3]
             contact.displacement[queried] = local - positions[queried]
             contact.touching[queried] = touching
         # A vertex out of contact forgets its side (queried ones in _push): the next contact
