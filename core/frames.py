@@ -42,15 +42,16 @@ def frames_from_tangents(du: np.ndarray, dv: np.ndarray) -> np.ndarray:
     return frames
 
 
-def to_object(frames: np.ndarray, offsets: np.ndarray, out: np.ndarray | None = None) -> np.ndarray:
-    """Offsets in frame coordinates (3, n) to object-space vectors ``F e``.
-
-    With ``out`` the vectors are added to it (``out += F e``), saving a temporary.
-    """
+def to_object(frames: np.ndarray, offsets: np.ndarray, out: np.ndarray | None = None, base=None) -> np.ndarray:
+    """Offsets in frame coordinates (3, n) to object-space vectors ``F e``, plus ``base``
+    (3, n) when given, written into ``out`` when given: one pass, no temporaries kept."""
     if out is None:
-        out = np.zeros_like(offsets)
+        out = np.empty_like(offsets)
     scratch = np.empty_like(offsets)
-    for axis in range(3):
+    np.multiply(frames[:, 0], offsets[0], out=out)
+    if base is not None:
+        out += base
+    for axis in (1, 2):
         np.multiply(frames[:, axis], offsets[axis], out=scratch)
         out += scratch
     return out

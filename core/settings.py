@@ -30,7 +30,8 @@ class LevelSettings:
     prolongation: Prolongation = "linear"
     substeps: int = 1
     #: Behaviour maps: property name -> (n,) per-vertex multiplier on the finest level.
-    #: For the two times the map scales the speed (0 freezes that region).
+    #: For the two times the map scales the speed (0 freezes that region). Assign a new
+    #: array to change a map: a surface reads a map when it first sees that array.
     maps: dict[str, np.ndarray] = field(default_factory=dict)
 
     @classmethod

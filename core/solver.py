@@ -38,6 +38,7 @@ class _Coefficients:
     damping: np.ndarray  # gamma: fraction of a change accepted this step
     relaxation: np.ndarray  # mu: fraction of an elastic offset recovered this step
     yield_limit: np.ndarray
+    kept: np.ndarray  # 1 - mu: the part of an elastic offset out of contact that stays
 
 
 class Surface:
@@ -221,7 +222,7 @@ class Surface:
         """Elastic offsets out of contact shrink by the relaxation fraction; contact keeps them."""
         if not np.any(c.relaxation):
             return
-        lv.elastic *= np.where(in_contact, DTYPE(1), 1 - c.relaxation)
+        lv.elastic *= np.where(in_contact, DTYPE(1), c.kept)
 
     @staticmethod
     def _respond(
@@ -284,7 +285,9 @@ class Surface:
         """Per-level, per-step coefficients for step length ``dt``, cached while unchanged."""
         s = self.settings
         key = (dt, *tuple(np.asarray(getattr(s, n), dtype=np.float64).tobytes() for n in PROPERTIES))
-        key += tuple((n, id(m), np.asarray(m).tobytes()) for n, m in sorted(s.maps.items()))
+        # Maps by identity: reading two 263k maps every step would cost more than using them.
+        # A map is changed by assigning a new array (documented on LevelSettings.maps).
+        key += tuple((n, id(m)) for n, m in sorted(s.maps.items()))
         if key == self._cache_key:
             return self._coefficients
         coefficients = []
@@ -297,7 +300,8 @@ class Surface:
                 s.yield_limit[j] * weight.get("yield_limit", np.float64(1.0)),
             )
             # In the working precision, so per-vertex maps do not promote every product.
-            coefficients.append(_Coefficients(*(np.asarray(v, dtype=DTYPE) for v in values)))
+            absorption, damping, relaxation, yield_limit = (np.asarray(v, dtype=DTYPE) for v in values)
+            coefficients.append(_Coefficients(absorption, damping, relaxation, yield_limit, 1 - relaxation))
         self._cache_key, self._coefficients = key, coefficients
         return coefficients
 
@@ -313,8 +317,7 @@ def _place_in_frames(frames: FrameBasis, parent: np.ndarray, offsets: np.ndarray
     placed = np.empty_like(parent)
     for start in range(0, offsets.shape[1], CHUNK):
         chunk = slice(start, start + CHUNK)
-        placed[:, chunk] = parent[:, chunk]
-        to_object(frames(chunk), offsets[:, chunk], out=placed[:, chunk])
+        to_object(frames(chunk), offsets[:, chunk], out=placed[:, chunk], base=parent[:, chunk])
     return placed
 
 

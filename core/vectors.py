@@ -37,7 +37,10 @@ def inverse_norm(a: np.ndarray) -> np.ndarray:
     length += a[1] * a[1]
     length += a[2] * a[2]
     np.sqrt(length, out=length)
-    return np.divide(1.0, length, out=np.zeros_like(length), where=length > TINY)
+    valid = length > TINY
+    np.divide(1.0, length, out=length, where=valid)  # in place: no second array
+    length[~valid] = 0.0
+    return length
 
 
 def normalize(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
