@@ -18,7 +18,6 @@ class Collider:
     high: np.ndarray
     centre: np.ndarray  # (3,) bounding sphere, world space
     radius: float
-    closed: bool
     #: The faces' normals point inward in world space (a mirrored object, or a mesh whose
     #: normals point in): inside and outside swap in the ray test.
     inverted: bool
@@ -39,12 +38,9 @@ def usable_colliders(
     usable, messages = [], []
     seen = set()
     for obj in candidates:
-        if obj is None:
-            messages.append("A collider was deleted: it is ignored")
-            continue
         try:
-            name = obj.name
-        except ReferenceError:
+            name = obj.name  # a deleted object is None, or raises once its data is gone
+        except (AttributeError, ReferenceError):
             messages.append("A collider was deleted: it is ignored")
             continue
         if name in seen:
@@ -65,15 +61,14 @@ def usable_colliders(
             messages.append(f"'{name}' has no faces to collide with: it is ignored")
             continue
         matrix = np.array(evaluated.matrix_world)
-        low, high = _world_box(shape.low, shape.high, matrix)
+        low, high = carried_box(shape.low, shape.high, matrix)
         centre = matrix[:3, :3] @ shape.centre + matrix[:3, 3]
         radius = shape.radius * float(np.linalg.norm(matrix[:3, :3], 2))
-        closed = shape.closed
         mirrored = np.linalg.det(matrix[:3, :3]) < 0
         inverted = bool(mirrored != shape.inside_out)
-        if not closed:
+        if not shape.closed:
             messages.append(f"'{name}' is not closed: its inside is taken to be behind its faces")
-        usable.append(Collider(obj, low, high, centre, radius, closed, inverted, shape.rigid))
+        usable.append(Collider(obj, low, high, centre, radius, inverted, shape.rigid))
     return usable, messages
 
 
@@ -138,7 +133,9 @@ def _shape(evaluated: bpy.types.Object) -> _Shape | None:
     return shape
 
 
-def _world_box(low: np.ndarray, high: np.ndarray, matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+def carried_box(low: np.ndarray, high: np.ndarray, matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The axis-aligned box around the box [low, high] carried through ``matrix`` (4 x 4):
+    the bounds of its eight corners."""
     corners = np.array([[x, y, z] for x in (0, 1) for y in (0, 1) for z in (0, 1)], dtype=np.float64)
-    world = (low + corners * (high - low)) @ matrix[:3, :3].T + matrix[:3, 3]
-    return world.min(axis=0), world.max(axis=0)
+    carried = (low + corners * (high - low)) @ matrix[:3, :3].T + matrix[:3, 3]
+    return carried.min(axis=0), carried.max(axis=0)

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
-from .colliders import Collider, usable_colliders
+from .colliders import Collider, carried_box, usable_colliders
 from .raycast import RayCaster
 
 #: Vertices within this fraction of a collider's size outside it are touching it.
@@ -40,11 +40,6 @@ class CollisionQuery:
         self.side = np.zeros(0, dtype=np.int8)  # +1: pushed against its normal, -1: along it
         self._previous: dict[str, np.ndarray] = {}  # collider name -> last world matrix
         self._last: tuple | None = None  # the last query: what it depended on, and its answers
-
-    def reset(self) -> None:
-        self.side = np.zeros(0, dtype=np.int8)
-        self._previous.clear()
-        self._last = None
 
     def displacements(
         self,
@@ -205,10 +200,7 @@ def _near(positions: np.ndarray, collider: Collider, standoff: float, to_local: 
     bounding sphere (grown by the standoff and the touching tolerance), both carried into
     object space conservatively (the box's corners; the sphere by the largest stretch)."""
     margin = standoff + TOUCH_TOLERANCE * collider.radius
-    corners = np.array([[x, y, z] for x in (0, 1) for y in (0, 1) for z in (0, 1)], dtype=np.float64)
-    world_corners = collider.low - margin + corners * (collider.high - collider.low + 2 * margin)
-    local_corners = world_corners @ to_local[:3, :3].T + to_local[:3, 3]
-    low, high = local_corners.min(axis=0), local_corners.max(axis=0)
+    low, high = carried_box(collider.low - margin, collider.high + margin, to_local)
     # The narrowest axis of the box first, then the others on what passed: most vertices
     # are rejected by one pair of comparisons.
     first, *others = np.argsort(high - low)

@@ -26,7 +26,6 @@ class RayCaster:
         self.scene = scene
         # One helper per owner (a deforming mesh): each casts against its own colliders.
         self.name = f"{HELPER_NAME} ({owner})" if owner else HELPER_NAME
-        self._object: bpy.types.Object | None = None
 
     # -- the helper object and its node tree ----------------------------------------------------
 
@@ -40,7 +39,6 @@ class RayCaster:
         if obj.name not in self.scene.collection.objects:
             self.scene.collection.objects.link(obj)
         obj.matrix_world.identity()
-        self._object = obj
         return obj
 
     def _build_tree(self, colliders: list[bpy.types.Object]) -> bpy.types.NodeTree:
@@ -110,7 +108,6 @@ class RayCaster:
     def remove(self) -> None:
         """Delete the helper object, its mesh and node tree."""
         remove_helper(bpy.data.objects.get(self.name))
-        self._object = None
 
     # -- casting --------------------------------------------------------------------------------
 
