@@ -65,14 +65,8 @@ def curve_values(node, levels: int) -> np.ndarray:
     mapping = node.mapping
     mapping.update()  # points set from Python reach evaluate() only after an update
     curve = mapping.curves[0]
-    xs = level_positions(levels)[:levels] if levels > 1 else np.array([0.0])
+    xs = level_positions(levels) if levels > 1 else np.array([0.0])
     return np.array([mapping.evaluate(curve, float(x)) for x in xs])
-
-
-def has_one_point_per_level(node, levels: int) -> bool:
-    points = node.mapping.curves[0].points
-    xs = level_positions(levels)
-    return len(points) == xs.size and all(abs(p.location[0] - x) < 1e-4 for p, x in zip(points, xs, strict=True))
 
 
 def level_settings(settings, levels: int, size: float) -> LevelSettings:
@@ -101,21 +95,26 @@ def curve_fingerprint(settings, levels: int) -> tuple:
     return tuple(tuple(np.round(curve_values(tree.nodes[n], levels), 7)) for n in CURVES if n in tree.nodes)
 
 
+def _point_count(tree) -> int:
+    """How many points (levels) the curves hold."""
+    return len(tree.nodes[next(iter(CURVES))].mapping.curves[0].points)
+
+
 def profiles(settings) -> dict[str, list[float]]:
     """Every curve's value per level, coarse to fine."""
     tree = settings.curves
     if tree is None:
         return {}
-    count = len(tree.nodes[next(iter(CURVES))].mapping.curves[0].points)
+    count = _point_count(tree)
     return {name: [round(float(v), 6) for v in curve_values(tree.nodes[name], count)] for name in CURVES}
 
 
 def set_profiles(settings, values: dict) -> None:
     """Set the curves from ``values`` (name -> values coarse to fine, any count): each list
-    is resampled (linearly) to this mesh's number of levels."""
+    is resampled (linearly) to this mesh's number of levels. The simulation notices the new
+    curves by its fingerprint and restarts."""
     tree = settings.curves
-    count = len(tree.nodes[next(iter(CURVES))].mapping.curves[0].points) if tree else 2
-    count = max(count, 2)
+    count = max(_point_count(tree) if tree else 2, 2)
     resampled = {}
     for name, profile in values.items():
         profile = np.atleast_1d(np.asarray(profile, dtype=float))
@@ -125,6 +124,3 @@ def set_profiles(settings, values: dict) -> None:
     for name, profile in resampled.items():
         low, high = CURVES[name][1], CURVES[name][2]
         _set_points(tree.nodes[name], count, np.broadcast_to(profile, (count,)).astype(float), low, high)
-    from . import simulation  # here, not at the top: simulation imports this module
-
-    simulation.invalidate(settings.id_data)
