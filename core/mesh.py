@@ -2,13 +2,13 @@
 several islands, loose vertices.
 
 Each coarser level keeps a maximal independent set of the finer level's vertex graph
-(vertices sharing a polygon), so levels are nested. A removed vertex interpolates its
-nearest kept neighbours (inverse-distance weights, rows summing to 1); a coarse vertex's
+(vertices sharing a triangle or quad), so levels are nested. A removed vertex interpolates
+the kept vertices around it (smooth Shepard weights, rows summing to 1); a coarse vertex's
 children are the fine vertices that interpolate it. The coarse graph links coarse vertices
 whose children touch (the pattern of P^T A P), so coarsening never splits an island.
-Frames come from a per-vertex central-difference stencil on the level's graph, chosen at
-rest along two tangents: on a regular grid it is exactly the grid's own central and
-one-sided differences, and it turns exactly with any rigid motion of the parent surface.
+Frames: each coarse vertex turns by its own central-difference stencil frame against that
+frame at rest (exact for any rigid motion); a level's frames blend those rotations with the
+interpolation weights, which works all round closed surfaces.
 """
 
 from dataclasses import dataclass
@@ -119,7 +119,7 @@ class MeshHierarchy:
 
     def prolong(self, level: int, coarse: np.ndarray, method: Prolongation, patch: bool = False) -> np.ndarray:
         """Positions of ``level - 1`` interpolated to ``level``. Meshes interpolate linearly
-        (inverse-distance weights) whatever the method: a cubic rule needs a grid."""
+        (Shepard weights) whatever the method: a cubic rule needs a grid."""
         transfer = self._transfers[level - 1]
         # np.take is several times faster than fancy indexing (coarse[:, parents]) here, and
         # dense padded slots beat compacted ones (their scatter is fancy indexing again).

@@ -41,14 +41,3 @@ def inverse_norm(a: np.ndarray) -> np.ndarray:
     np.divide(1.0, length, out=length, where=valid)  # in place: no second array
     length[~valid] = 0.0
     return length
-
-
-def normalize(a: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Unit columns of a (3, n) array and a validity mask (columns longer than TINY).
-
-    Invalid columns come back as zero vectors rather than NaN.
-    """
-    length = norm(a)
-    valid = length > TINY
-    scale = np.divide(1.0, length, out=np.zeros_like(length), where=valid)
-    return a * scale, valid
