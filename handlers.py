@@ -1,21 +1,37 @@
 """Live response: a frame-change handler updates every enabled mesh; edits invalidate."""
 
+from collections.abc import Iterator
+from contextlib import contextmanager
+
 import bpy
 
-from . import simulation
+from . import deformation, simulation
 from .collision import colliders as collider_shapes
 from .collision.raycast import remove_all_helpers
 
 _busy = False  # set while we move the scene through frames ourselves
 
 
+@contextmanager
+def _busy_moving_frames() -> Iterator[None]:
+    """While we simulate, the frame changes and edits we cause are ours: the handlers leave
+    them alone (a nested frame change would step the simulation twice)."""
+    global _busy
+    was, _busy = _busy, True
+    try:
+        yield
+    finally:
+        _busy = was
+
+
 def update_object(obj, scene) -> list[str]:
     """Show ``obj``'s response at the scene's frame. Returns messages (empty when fine)."""
-    try:
-        positions = simulation.positions_at(obj, scene, scene.frame_current)
-    except simulation.Unusable as problem:
-        return [str(problem)]
-    simulation.write_shape_key(obj, positions)
+    with _busy_moving_frames():
+        try:
+            positions = simulation.positions_at(obj, scene, scene.frame_current)
+        except simulation.Unusable as problem:
+            return [str(problem)]
+        simulation.write_shape_key(obj, positions)
     state = simulation.get(obj)
     return state.warnings + state.messages if state else []
 
@@ -26,20 +42,16 @@ def enabled_objects(scene):
 
 @bpy.app.handlers.persistent
 def on_frame_change(scene, depsgraph=None) -> None:
-    global _busy
     if _busy:
         return
-    _busy = True
-    try:
-        for obj in enabled_objects(scene):
-            update_object(obj, scene)
-    finally:
-        _busy = False
+    for obj in enabled_objects(scene):
+        update_object(obj, scene)
 
 
 @bpy.app.handlers.persistent
 def on_depsgraph_update(scene, depsgraph) -> None:
-    """An edit of a responding mesh or of a collider restarts that mesh's response."""
+    """An edit of a responding mesh, of a collider or of what deforms the mesh (its armature)
+    restarts that mesh's response."""
     if _busy or simulation.is_writing():
         return
 
@@ -54,7 +66,7 @@ def on_depsgraph_update(scene, depsgraph) -> None:
     if not edited_objects and not edited_meshes:
         return
     for obj in enabled_objects(scene):
-        names = {o.name for o in simulation.colliders(obj) if o is not None}
+        names = {o.name for o in simulation.colliders(obj) + deformation.deformers(obj) if o is not None}
         if obj.data.name in edited_meshes or names & edited_objects:
             simulation.invalidate(obj)
 

@@ -14,17 +14,19 @@ from typing import cast
 import bpy
 import numpy as np
 
-from . import levels
+from . import deformation, levels
 from .collision import CollisionQuery
 from .core import HierarchyCache, Surface
 
 SHAPE_KEY = "Collision Response"
+BAKED_PREFIX = "Collision Response "  # baked keys: "Collision Response 0012"
 #: Meshes above this many vertices get a warning: the response still runs, slowly.
 LARGE_MESH = 500_000
 
 _hierarchies = HierarchyCache()
 _simulations: dict[str, "Simulation"] = {}  # by object name
 _writing = False  # set while we write shape keys, so our own edits do not invalidate
+_shown: dict[str, np.ndarray] = {}  # by object name: the positions its response key holds
 
 
 @dataclass
@@ -51,6 +53,7 @@ def invalidate(obj) -> None:
 
 def invalidate_all() -> None:
     _simulations.clear()
+    _shown.clear()
     for scratch in _scratch.values():  # the normals' scratch meshes go with them
         try:
             bpy.data.meshes.remove(scratch)
@@ -74,6 +77,11 @@ def check(obj) -> None:
         raise Unusable(f"'{obj.name}' has no faces: nothing to dent")
     if mesh.library is not None or (obj.library is not None and obj.override_library is None):
         raise Unusable(f"'{obj.name}' is linked from another file: its shape keys cannot be written")
+
+
+def is_own_key(name: str) -> bool:
+    """The live response key, or a baked one."""
+    return name == SHAPE_KEY or (name.startswith(BAKED_PREFIX) and name[len(BAKED_PREFIX) :].isdigit())
 
 
 def colliders(obj) -> list:
@@ -145,7 +153,14 @@ def fingerprint(obj, level_count: int) -> tuple:
     groups = tuple(getattr(settings, f"{name}_group") for name in levels.CURVES)
     collider_names = tuple(o.name if o else None for o in colliders(obj))
     topology = (len(mesh.vertices), len(mesh.edges), len(mesh.polygons))
-    return (plain, groups, collider_names, topology, levels.curve_fingerprint(settings, level_count))
+    # What deforms it: adding an armature or a shape key changes the posed surface.
+    deformed = (
+        tuple((m.name, m.type, m.show_viewport) for m in obj.modifiers),
+        obj.parent_type if obj.parent else None,
+        deformation.is_posed(obj, is_own_key),
+    )
+    curves = levels.curve_fingerprint(settings, level_count)
+    return (plain, groups, collider_names, topology, deformed, curves)
 
 
 def _build(obj, scene) -> Simulation:
@@ -201,17 +216,38 @@ def _frames_in_scene(scene, first: int, last: int):
 def _step(obj, simulation: Simulation, scene, frame: int) -> None:
     settings = obj.collision_response
     surface = simulation.surface
-    positions = surface.positions
+    posed = deformation.is_posed(obj, is_own_key)
+    if posed:  # the query works on the surface as posed, the solver in rest space
+        depsgraph = bpy.context.evaluated_depsgraph_get()
+        held = simulation.frames.get(simulation.head)
+        _show(obj, surface.positions if held is None else held)
+        try:
+            positions = deformation.posed_positions(obj, depsgraph)
+        except deformation.Unfollowable as problem:
+            simulation.messages = [str(problem)]  # for the panel
+            raise Unusable(str(problem)) from problem
+    else:
+        positions = surface.positions
     normals = _normals(obj, positions)
     contact = simulation.query.displacements(
         obj, positions, normals, colliders(obj), friction=settings.friction, standoff=settings.standoff
     )
     simulation.messages = contact.messages
+    displacement = contact.displacement
+    if posed:
+        displacement = deformation.to_rest(obj, depsgraph, scene, displacement)
     fps = scene.render.fps / scene.render.fps_base
     if frame > simulation.start:  # the start frame itself is the rest shape
-        surface.step(contact.displacement, 1.0 / fps, contact.touching)
+        surface.step(displacement, 1.0 / fps, contact.touching)
     simulation.frames[frame] = surface.positions
     simulation.head = frame
+
+
+def _show(obj, positions: np.ndarray) -> None:
+    """Make the response key hold ``positions`` (the solver's state), so the evaluated mesh
+    is the posed surface of that state; written only when it holds something else."""
+    if _shown.get(obj.name) is not positions:
+        write_shape_key(obj, positions)
 
 
 def _normals(obj, positions: np.ndarray) -> np.ndarray:
@@ -240,8 +276,10 @@ def _scratch_mesh(mesh) -> bpy.types.Mesh:
         pass
     scratch = mesh.copy()
     scratch.name = f".{mesh.name} (Collision Response normals)"
-    if scratch.shape_keys is not None:
-        scratch.shape_keys.user_clear()
+    if scratch.shape_keys is not None:  # its copy of the keys goes, the proper way
+        holder = bpy.data.objects.new(scratch.name, scratch)
+        holder.shape_key_clear()
+        bpy.data.objects.remove(holder)
     _scratch[mesh.name] = scratch
     return scratch
 
@@ -261,6 +299,7 @@ def write_shape_key(obj, positions: np.ndarray) -> None:
             key.value = 1.0
         key.data.foreach_set("co", np.ascontiguousarray(positions, dtype=np.float32).ravel())
         mesh.update()
+        _shown[obj.name] = positions
     finally:
         _writing = False
 
@@ -268,6 +307,7 @@ def write_shape_key(obj, positions: np.ndarray) -> None:
 def remove_shape_key(obj) -> None:
     """Remove the "Collision Response" shape key: the mesh is as it was."""
     global _writing
+    _shown.pop(obj.name, None)
     keys = obj.data.shape_keys
     if keys is None or SHAPE_KEY not in keys.key_blocks:
         return

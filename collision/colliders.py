@@ -21,7 +21,8 @@ class Collider:
     #: The faces' normals point inward in world space (a mirrored object, or a mesh whose
     #: normals point in): inside and outside swap in the ray test.
     inverted: bool
-    #: A plain mesh (no modifiers, no shape keys): its shape changes only with its transform.
+    #: A plain mesh (no modifiers, shape keys or deforming parent): its shape changes only
+    #: with its transform. Others (a rigged collider) are measured every frame.
     rigid: bool
 
 
@@ -100,7 +101,9 @@ def _shape(evaluated: bpy.types.Object) -> _Shape | None:
     """The evaluated object's shape; None when it has no faces."""
     data = evaluated.data
     key = None
-    if isinstance(data, bpy.types.Mesh) and not evaluated.modifiers and data.shape_keys is None:
+    # An armature or lattice parent deforms like a modifier, without being listed as one.
+    deformed_by_parent = evaluated.parent is not None and evaluated.parent_type in {"ARMATURE", "LATTICE"}
+    if isinstance(data, bpy.types.Mesh) and not (evaluated.modifiers or data.shape_keys or deformed_by_parent):
         key = (data.name_full, data.session_uid, len(data.vertices), len(data.polygons), len(data.edges))
     if key is not None and key in _RIGID:
         return _RIGID[key]

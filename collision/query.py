@@ -153,9 +153,13 @@ class CollisionQuery:
         self._cast(objects, points, directions, flip, need_ahead, need_gap, ahead, behind)
         inside = ahead > 0
         length = np.where(inside, ahead + standoff, 0.0)
-        gap = np.where(~inside & (behind < 0), -behind, np.inf)
+        gap = np.where(~inside & (behind <= 0), -behind, np.inf)  # 0: on the face
         length = np.where(~inside & (gap < standoff), standoff - gap, length)
         touching = np.any(~inside & (gap <= standoff + TOUCH_TOLERANCE * sizes), axis=0)
+        # A vertex left exactly on a face (where the last step put it) meets that face at
+        # distance 0, or its ray slips past it (inside from behind, no way out ahead): either
+        # way it rests on the face.
+        touching |= np.any((ahead == 0) | ((behind > 0) & ~inside), axis=0)
         # A push shorter than the touching tolerance is rounding, not penetration: touching.
         tiny = (length > 0) & (length <= TOUCH_TOLERANCE * sizes)
         touching |= tiny.any(axis=0)

@@ -5,8 +5,6 @@ import numpy as np
 
 from .. import handlers, levels, simulation
 
-BAKED_PREFIX = "Collision Response "  # baked keys: "Collision Response 0012"
-
 
 def _mesh_poll(cls, context) -> bool:
     obj = context.active_object
@@ -20,7 +18,7 @@ def _baked_keys(obj):
     keys = obj.data.shape_keys
     if keys is None:
         return []
-    return [k for k in keys.key_blocks if k.name.startswith(BAKED_PREFIX) and k.name[len(BAKED_PREFIX) :].isdigit()]
+    return [k for k in keys.key_blocks if k.name != simulation.SHAPE_KEY and simulation.is_own_key(k.name)]
 
 
 def is_baked(obj) -> bool:
@@ -176,13 +174,18 @@ class OBJECT_OT_collision_response_bake(bpy.types.Operator):
             return False
         return True
 
-    def _bake_frame(self) -> None:
+    def _bake_frame(self) -> str | None:
+        """Bake one frame; a message when the object cannot respond there."""
         self.scene.frame_set(self.frame)  # the handler simulates and shows this frame
-        positions = simulation.positions_at(self.obj, self.scene, self.frame)
-        key = self.obj.shape_key_add(name=f"{BAKED_PREFIX}{self.frame:04d}", from_mix=False)
+        try:
+            positions = simulation.positions_at(self.obj, self.scene, self.frame)
+        except simulation.Unusable as problem:
+            return str(problem)
+        key = self.obj.shape_key_add(name=f"{simulation.BAKED_PREFIX}{self.frame:04d}", from_mix=False)
         key.data.foreach_set("co", positions.ravel())
         self.baked.append((self.frame, key))
         self.frame += 1
+        return None
 
     def _finish(self, context):
         # Each baked key is full on its frame only: constant keys at frame - 1, frame, + 1.
@@ -203,18 +206,23 @@ class OBJECT_OT_collision_response_bake(bpy.types.Operator):
         self.report({"INFO"}, f"Baked frames {self.first}-{self.last} of '{self.obj.name}'")
         return {"FINISHED"}
 
-    def _cancel(self):
+    def _cancel(self, problem: str | None = None):
         for _frame, key in self.baked:
             self.obj.shape_key_remove(key)
         self.scene.frame_set(self.original_frame)
-        self.report({"WARNING"}, "Bake cancelled: nothing was changed")
+        if problem is not None:
+            self.report({"ERROR"}, f"{problem}: nothing was baked")
+        else:
+            self.report({"WARNING"}, "Bake cancelled: nothing was changed")
         return {"CANCELLED"}
 
     def execute(self, context):
         if not self._start(context):
             return {"CANCELLED"}
         while self.frame <= self.last:
-            self._bake_frame()
+            problem = self._bake_frame()
+            if problem is not None:
+                return self._cancel(problem)
         return self._finish(context)
 
     def invoke(self, context, event):
@@ -231,7 +239,10 @@ class OBJECT_OT_collision_response_bake(bpy.types.Operator):
             return self._cancel()
         if event.type != "TIMER":
             return {"PASS_THROUGH"}
-        self._bake_frame()
+        problem = self._bake_frame()
+        if problem is not None:
+            self._end_modal(context)
+            return self._cancel(problem)
         context.window_manager.progress_update(self.frame)
         if self.frame > self.last:
             self._end_modal(context)
@@ -262,7 +273,7 @@ class OBJECT_OT_collision_response_free_bake(bpy.types.Operator):
     def execute(self, context):
         obj = context.active_object
         for key in _baked_keys(obj):
-            frame = int(key.name[len(BAKED_PREFIX) :])
+            frame = int(key.name[len(simulation.BAKED_PREFIX) :])
             for at in (frame - 1, frame, frame + 1):
                 try:
                     key.keyframe_delete("value", frame=at)

@@ -1,0 +1,139 @@
+"""A mesh as it is posed at the current frame, and the way back to its rest shape.
+
+A character is deformed after the shape-key stage: by an armature (or a lattice, or other
+deforming modifiers) and by its other shape keys. The solver works in rest space, on the
+Basis shape, where the hierarchy and its rest offsets were built; the collision query works
+on the posed surface, where the colliders are. The response key adds to the other keys
+before the deformation, so:
+
+- the posed positions of the current state are the evaluated mesh while the response key
+  holds that state (``posed_positions``);
+- a displacement ``d`` found on the posed surface goes back to rest space through the
+  inverse of its vertex's deformation matrix (Blender's crazyspace, ``to_rest``). An
+  armature moves each vertex by an affine map, so the rest-space move ``M^-1 d`` comes out
+  of the armature as exactly ``d``; the response's offsets turn with the bones.
+
+Modifiers after the last deforming one (a Subdivision Surface after the Armature) change
+the vertices, so they are switched off while the posed positions are read and work on the
+result as usual. A modifier *before* a deforming one that changes the vertex count cannot
+be followed: the object is reported unusable (apply that modifier or move it down).
+"""
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import bpy
+import numpy as np
+
+#: Modifiers that only move vertices (Blender's "deform-only" type). Others generate.
+DEFORMING = frozenset(
+    {
+        "ARMATURE",
+        "CAST",
+        "CORRECTIVE_SMOOTH",
+        "CURVE",
+        "DISPLACE",
+        "HOOK",
+        "LAPLACIANDEFORM",
+        "LAPLACIANSMOOTH",
+        "LATTICE",
+        "MESH_CACHE",
+        "MESH_DEFORM",
+        "SHRINKWRAP",
+        "SIMPLE_DEFORM",
+        "SMOOTH",
+        "SURFACE_DEFORM",
+        "WARP",
+        "WAVE",
+    }
+)
+#: Parent types that deform the mesh like a modifier (Blender adds a virtual one).
+DEFORMING_PARENTS = frozenset({"ARMATURE", "LATTICE"})
+
+
+class Unfollowable(Exception):
+    """The posed mesh's vertices do not match the mesh's own; the message says why."""
+
+
+def _active_modifiers(obj) -> list:
+    return [m for m in obj.modifiers if m.show_viewport]
+
+
+def _deforming_index(obj) -> int:
+    """Index of the last active deforming modifier, -1 when there is none."""
+    last = -1
+    for i, modifier in enumerate(_active_modifiers(obj)):
+        if modifier.type in DEFORMING:
+            last = i
+    return last
+
+
+def _has_deformer(obj) -> bool:
+    return _deforming_index(obj) >= 0 or (obj.parent is not None and obj.parent_type in DEFORMING_PARENTS)
+
+
+def is_posed(obj, own_keys) -> bool:
+    """Whether ``obj`` is shown other than as Basis plus the response: deforming modifiers,
+    a deforming parent, or shape keys of its own (``own_keys(name)`` tells ours apart)."""
+    keys = obj.data.shape_keys
+    if keys is not None and any(k != keys.reference_key and not own_keys(k.name) for k in keys.key_blocks):
+        return True
+    return _has_deformer(obj)
+
+
+def deformers(obj) -> list:
+    """The objects that deform ``obj`` (armatures, lattices, hooks' targets...): an edit of
+    one changes the posed surface."""
+    found = [getattr(m, "object", None) for m in obj.modifiers]
+    if obj.parent is not None and obj.parent_type in DEFORMING_PARENTS:
+        found.append(obj.parent)
+    return [o for o in found if isinstance(o, bpy.types.Object)]
+
+
+@contextmanager
+def _cage_only(obj) -> Iterator[None]:
+    """Switch off, while reading, the active modifiers after the last deforming one."""
+    active = _active_modifiers(obj)
+    trailing = active[_deforming_index(obj) + 1 :]
+    for modifier in trailing:
+        modifier.show_viewport = False
+    try:
+        yield
+    finally:
+        for modifier in trailing:
+            modifier.show_viewport = True
+
+
+def posed_positions(obj, depsgraph: bpy.types.Depsgraph) -> np.ndarray:
+    """Object-space positions of ``obj``'s vertices after its shape keys and deforming
+    modifiers, at the depsgraph's frame, (n, 3) float32."""
+    count = len(obj.data.vertices)
+    with _cage_only(obj):
+        depsgraph.update()
+        mesh = obj.evaluated_get(depsgraph).data
+        if len(mesh.vertices) != count:
+            names = ", ".join(m.name for m in _active_modifiers(obj)[: _deforming_index(obj) + 1])
+            raise Unfollowable(
+                f"'{obj.name}': a modifier before its deformation changes its vertices ({names}): "
+                "apply it or move it below the deforming modifiers"
+            )
+        positions = np.empty(count * 3, dtype=np.float32)
+        mesh.attributes["position"].data.foreach_get("vector", positions)
+    return positions.reshape(-1, 3)
+
+
+def to_rest(obj, depsgraph, scene, displacement: np.ndarray) -> np.ndarray:
+    """``displacement`` (n, 3), found on the posed surface, carried back to rest space
+    vertex by vertex through the inverse deformation matrices (object space)."""
+    if not _has_deformer(obj):  # shape keys alone move vertices by translations
+        return displacement
+    rest = displacement.copy()
+    obj.crazyspace_eval(depsgraph, scene)
+    try:
+        # Blender has no bulk reader for these matrices: one call per pushed vertex (about
+        # 1 us), a few thousand at most, never the whole mesh.
+        for i in np.flatnonzero(np.any(displacement != 0, axis=1)).tolist():
+            rest[i] = obj.crazyspace_displacement_to_original(vertex_index=i, displacement=displacement[i])
+    finally:
+        obj.crazyspace_eval_clear()
+    return rest
