@@ -280,3 +280,21 @@ def test_other_animated_shape_keys_are_added_to_and_left_alone(addon):
         np.testing.assert_array_equal(key_data(key), saved[key.name])
     scene.frame_set(20)
     np.testing.assert_allclose(evaluated(grid), raised, atol=1e-6)
+
+
+def test_editing_the_pose_animation_restarts_the_response(elbow):
+    scene, arm, _ = elbow
+    bpy.ops.object.collision_response_enable()
+    play_posed(scene, arm, range(1, 26))
+    before = key_data(arm.data.shape_keys.key_blocks["Collision Response"])
+    bone = bpy.data.objects["Rig"].pose.bones["lower"]
+    bone.rotation_euler.x = math.radians(45)  # bent less: the ball now presses less deep
+    bone.keyframe_insert("rotation_euler", frame=10)
+    bpy.context.view_layer.update()  # as after any edit in the interface
+    scene.frame_set(25)  # past the old cache: only a restart from frame 1 sees the new bend
+    edited = key_data(arm.data.shape_keys.key_blocks["Collision Response"])
+    arm.collision_response.friction = 0.0  # a setting "change": a sure restart
+    scene.frame_set(1)
+    play_posed(scene, arm, range(1, 26))
+    np.testing.assert_array_equal(edited, key_data(arm.data.shape_keys.key_blocks["Collision Response"]))
+    assert np.abs(edited - before).max() > 0.01
