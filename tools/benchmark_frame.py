@@ -4,7 +4,9 @@ Blender's Grid with 316 subdivisions (100,489 vertices, not a 2^m + 1 grid, so t
 mesh hierarchy) and with 256 (66,049 vertices, the exact grid hierarchy); a 2k-triangle ball
 whose silhouette covers a fifth of the grid sinks in over 15 frames, then holds. The
 add-on's frame update (what playback runs each frame) is timed against Shrinkwrap (Project,
-both directions) evaluated on the same grid and ball, in one process.
+both directions) evaluated on the same grid and ball, in one process. The 66k grid runs again
+bound to an armature (one bone, swaying): the posed path, which reads the evaluated mesh and
+maps pushes back through the armature.
 
 Usage: .venv/bin/python tools/benchmark_frame.py
 """
@@ -25,7 +27,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 from build_extension import build  # noqa: E402
 
 
-def scene_with(subdivisions: int):
+def scene_with(subdivisions: int, rigged: bool = False):
     bpy.ops.wm.read_homefile(use_empty=True)
     scene = bpy.context.scene
     scene.frame_start, scene.frame_end = 1, 30
@@ -36,17 +38,31 @@ def scene_with(subdivisions: int):
     ball.keyframe_insert("location", frame=1)
     ball.location.z = 0.42
     ball.keyframe_insert("location", frame=16)
+    if rigged:
+        rig = bpy.data.objects.new("Rig", bpy.data.armatures.new("Rig"))
+        scene.collection.objects.link(rig)
+        bpy.context.view_layer.objects.active = rig
+        bpy.ops.object.mode_set(mode="EDIT")
+        bone = rig.data.edit_bones.new("sway")
+        bone.head, bone.tail = (0, 0, -1), (0, 0, 0)
+        bpy.ops.object.mode_set(mode="OBJECT")
+        grid.vertex_groups.new(name="sway").add(list(range(len(grid.data.vertices))), 1.0, "REPLACE")
+        grid.modifiers.new("Armature", "ARMATURE").object = rig
+        pose = rig.pose.bones["sway"]
+        pose.keyframe_insert("rotation_quaternion", frame=1)
+        pose.rotation_quaternion = (0.9998, 0.02, 0, 0)  # a slight sway
+        pose.keyframe_insert("rotation_quaternion", frame=30)
     return scene, grid, ball
 
 
-def frame_times(subdivisions: int) -> tuple[list[float], int, list[int]]:
+def frame_times(subdivisions: int, rigged: bool = False) -> tuple[list[float], int, list[int]]:
     from importlib import import_module
 
-    scene, grid, _ = scene_with(subdivisions)
+    scene, grid, _ = scene_with(subdivisions, rigged)
     addon = next(name for name in bpy.context.preferences.addons.keys() if name.endswith("collision_response"))
     handlers, simulation = import_module(addon + ".handlers"), import_module(addon + ".simulation")
     for obj in bpy.context.view_layer.objects:
-        obj.select_set(True)
+        obj.select_set(obj.type == "MESH")  # the grid and the ball (not the rig)
     bpy.context.view_layer.objects.active = grid
     bpy.ops.object.collision_response_enable()
     timings = []
@@ -89,6 +105,10 @@ def main() -> None:
         print(f"  {vertices:,} vertices ({kind} hierarchy, {len(sizes)} levels): Shrinkwrap {shrinkwrap:.1f} ms")
         print(f"    ball sinking {sinking:6.1f} ms  {sinking / shrinkwrap:5.2f} x Shrinkwrap")
         print(f"    ball held    {holding:6.1f} ms  {holding / shrinkwrap:5.2f} x Shrinkwrap")
+        if subdivisions == 256:
+            timings, _, _ = frame_times(subdivisions, rigged=True)
+            sinking, holding = statistics.median(timings[2:14]) * 1e3, statistics.median(timings[16:]) * 1e3
+            print(f"    rigged (armature, posed path): sinking {sinking:6.1f} ms, held {holding:6.1f} ms")
 
 
 if __name__ == "__main__":
