@@ -230,9 +230,15 @@ class GridHierarchy:
         carry = prolong_patch if patch else prolong
         return carry(self._shape(level - 1, coarse), cubic=method == "cubic").reshape(3, -1)
 
-    def frame_basis(self, level: int, surface: np.ndarray, coarse: np.ndarray) -> TangentFrames:
+    def frame_basis(self, level: int, surface: np.ndarray) -> TangentFrames:
         """Frames on the prolongated parent surface of ``level``, built on demand."""
         return TangentFrames(*grid_tangents(self._shape(level, surface)))
+
+    def prolong_with_frames(
+        self, level: int, coarse: np.ndarray, method: Prolongation
+    ) -> tuple[np.ndarray, TangentFrames]:
+        parent = self.prolong(level, coarse, method)
+        return parent, self.frame_basis(level, parent)
 
     def inject(self, level: int, finest_values: np.ndarray) -> np.ndarray:
         """Values of the finest level (..., n_k) subsampled at the vertices of ``level``."""

@@ -31,9 +31,12 @@ class Hierarchy(Protocol):
         zero outside a small patch, which a hierarchy may use to skip work."""
         ...
 
-    def frame_basis(self, level: int, surface: np.ndarray, coarse: np.ndarray) -> FrameBasis:
-        """Frames of ``level``, for any subset of its vertices, on its prolongated parent
-        surface ``surface`` (3, n_j) or from the parent level itself ``coarse`` (3, n_{j-1})."""
+    def prolong_with_frames(
+        self, level: int, coarse: np.ndarray, method: Prolongation
+    ) -> tuple[np.ndarray, FrameBasis]:
+        """``prolong(level, coarse, method)`` and the frames of ``level`` on that prolongated
+        parent surface, for any subset of its vertices (together, so a hierarchy may
+        interpolate positions and frames in one pass)."""
         ...
 
     def inject(self, level: int, finest_values: np.ndarray) -> np.ndarray:

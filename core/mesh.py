@@ -23,6 +23,8 @@ from .vectors import dot
 
 #: A removed vertex interpolates at most this many kept vertices (the heaviest weights).
 MAX_PARENTS = 8
+#: Fine vertices a chunk in prolongation: their gathered parents (K x 9 channels) fit in L2.
+CHUNK = 100000
 #: Coarsening stops before a level would have fewer vertices than this...
 SMALLEST_LEVEL = 4
 #: An island is not coarsened below this many vertices.
@@ -39,12 +41,15 @@ MIN_TANGENT = 1e-3
 class _Transfer:
     """Operators between level j-1 (coarse) and level j (fine); indices are level-local."""
 
-    parents: np.ndarray  # (K, n_j) coarse parents of each fine vertex (padded with 0)
-    weights: np.ndarray  # (K, n_j) interpolation weights (0 where padded), rows sum to 1
+    parents: np.ndarray  # (n_j, K) coarse parents of each fine vertex (padded with 0)
+    weights: np.ndarray  # (n_j, 1, K) interpolation weights (0 where padded), rows sum to 1
     child_group: np.ndarray  # (e,) coarse vertex of each (coarse, child) entry
     child_fine: np.ndarray  # (e,) the fine child
     child_weight: np.ndarray  # (e,) its interpolation weight
     child_is_self: np.ndarray  # (e,) the child is the coarse vertex itself
+    group_start: np.ndarray  # (n_{j-1} + 1,) where each coarse vertex's entries start
+    by_child: np.ndarray  # (e,) entries ordered by fine child...
+    child_start: np.ndarray  # (n_j + 1,) ...where each fine vertex's entries start in it
 
 
 @dataclass
@@ -102,7 +107,7 @@ class MeshHierarchy:
         self._transfers = transfers  # _transfers[j - 1]: from level j-1 to level j
         self.sizes = [m.size for m in members]
         # Each level's own stencil frames at rest; level j's frames blend level j-1's
-        # rotations away from these (see frame_basis).
+        # rotations away from these (see prolong_with_frames).
         self._stencils = [_stencil(rest[m], *g) for m, g in zip(members[:-1], graphs[:-1], strict=True)]
         self._rest_frames = [
             frames_from_tangents(*(np.asarray(t, dtype=DTYPE) for t in _tangents(st, rest[m].T)))
@@ -119,17 +124,23 @@ class MeshHierarchy:
 
     def prolong(self, level: int, coarse: np.ndarray, method: Prolongation, patch: bool = False) -> np.ndarray:
         """Positions of ``level - 1`` interpolated to ``level``. Meshes interpolate linearly
-        (Shepard weights) whatever the method: a cubic rule needs a grid."""
+        (Shepard weights) whatever the method: a cubic rule needs a grid. With ``patch``,
+        only the children of coarse vertices with a nonzero value are computed."""
         transfer = self._transfers[level - 1]
-        # np.take is several times faster than fancy indexing (coarse[:, parents]) here, and
-        # dense padded slots beat compacted ones (their scatter is fancy indexing again).
-        out = np.take(coarse, transfer.parents[0], axis=1)
-        out *= transfer.weights[0]
-        gathered = np.empty_like(out)
-        for parents, weights in zip(transfer.parents[1:], transfer.weights[1:], strict=True):
-            np.take(coarse, parents, axis=1, out=gathered)
-            gathered *= weights
-            out += gathered
+        source = np.ascontiguousarray(coarse.T)
+        count = transfer.parents.shape[0]
+        dtype = np.result_type(coarse.dtype, DTYPE)
+        if patch:
+            nonzero = np.flatnonzero(np.any(source != 0, axis=1))
+            first, number = transfer.group_start[nonzero], np.diff(transfer.group_start)[nonzero]
+            rows = np.unique(transfer.child_fine[_ranges(first, number)])
+            out = np.zeros((coarse.shape[0], count), dtype=dtype)
+            out[:, rows] = _interpolate(source, transfer.parents[rows], transfer.weights[rows])
+            return out
+        out = np.empty((coarse.shape[0], count), dtype=dtype)
+        for start in range(0, count, CHUNK):
+            chunk = slice(start, start + CHUNK)
+            out[:, chunk] = _interpolate(source, transfer.parents[chunk], transfer.weights[chunk])
         return out
 
     def restrict(self, level: int, fine: np.ndarray, method: Restriction) -> np.ndarray:
@@ -137,9 +148,13 @@ class MeshHierarchy:
         transfer = self._transfers[level - 1]
         coarse = np.zeros((3, self.sizes[level - 1]), dtype=fine.dtype)
         lengths = np.sqrt(dot(fine, fine))
-        entries = np.flatnonzero(lengths[transfer.child_fine] > TINY)  # only moving children
-        if entries.size == 0:
+        moving = np.flatnonzero(lengths > TINY)
+        if moving.size == 0:
             return coarse
+        # The entries of the moving children only (a few percent of all, in a press), in
+        # their stored order (by coarse vertex), so ties break as in a dense pass.
+        first, count = transfer.child_start[moving], np.diff(transfer.child_start)[moving]
+        entries = np.sort(transfer.by_child[_ranges(first, count)])
         group = transfer.child_group[entries]
         child = transfer.child_fine[entries]
         ids, best = group_argmax(group, lengths[child])
@@ -152,8 +167,11 @@ class MeshHierarchy:
             coarse[:, ids] = _full_weighting(fine, transfer, entries, group, child, ids, longest)
         return coarse
 
-    def frame_basis(self, level: int, surface: np.ndarray, coarse: np.ndarray) -> TangentFrames:
-        """Frames of ``level``: the rotations of level j-1's vertices, carried up like positions.
+    def prolong_with_frames(
+        self, level: int, coarse: np.ndarray, method: Prolongation
+    ) -> tuple[np.ndarray, TangentFrames]:
+        """Positions of ``level - 1`` interpolated to ``level``, and its frames: the
+        rotations of level j-1's vertices, carried up like positions (in the same pass).
 
         Each coarse vertex turns by ``F F_rest^T``, its stencil frame now against at rest
         (exact for any rigid motion of its neighbourhood). Rotations, unlike tangent
@@ -163,10 +181,10 @@ class MeshHierarchy:
         """
         stencil, rest_frames = self._stencils[level - 1], self._rest_frames[level - 1]
         now = frames_from_tangents(*_tangents(stencil, coarse))
-        # Columns 0 and 1 of R = F_now F_rest^T, stacked (6, n_{j-1}), then interpolated.
-        columns = np.concatenate([to_object(now, rest_frames[axis]) for axis in (0, 1)])
-        blended = self.prolong(level, columns, "linear")
-        return TangentFrames(blended[:3], blended[3:])
+        # Positions, then columns 0 and 1 of R = F_now F_rest^T: (9, n_{j-1}), interpolated.
+        stacked = np.concatenate([coarse, *(to_object(now, rest_frames[axis]) for axis in (0, 1))])
+        blended = self.prolong(level, stacked, method)
+        return blended[:3], TangentFrames(blended[3:6], blended[6:])
 
     def inject(self, level: int, finest_values: np.ndarray) -> np.ndarray:
         return np.ascontiguousarray(finest_values[..., self._members[level]])
@@ -174,6 +192,16 @@ class MeshHierarchy:
     def level_vertices(self, level: int) -> np.ndarray:
         """Mesh vertex indices of the vertices of ``level``."""
         return self._members[level]
+
+
+def _interpolate(source: np.ndarray, parents: np.ndarray, weights: np.ndarray) -> np.ndarray:
+    """Weighted sums of parents' values: ``source`` (n_coarse, c), ``parents`` (m, K),
+    ``weights`` (m, 1, K); returns (c, m).
+
+    Gathered as (m, K, c), a parent's channels side by side, then weighted by one batched
+    matrix product: 3-4 x faster than a gather and a multiply-add per slot and channel.
+    """
+    return np.matmul(weights, np.take(source, parents, axis=0))[:, 0, :].T
 
 
 def _average(fine, lengths, transfer, entries, group, child, ids, longest):
@@ -225,15 +253,25 @@ def _coarsen(rest: np.ndarray, keep: np.ndarray, heads: np.ndarray, tails: np.nd
     slot, child = np.nonzero(weights > 0)
     group = parents[slot, child]
     order = np.argsort(group, kind="stable")
+    by_child = np.argsort(child[order], kind="stable")
     transfer = _Transfer(
-        parents=parents,
-        weights=weights,
+        parents=np.ascontiguousarray(parents.T),
+        weights=np.ascontiguousarray(weights.T[:, None, :]),
         child_group=group[order],
         child_fine=child[order],
         child_weight=weights[slot, child][order],
         child_is_self=keep[child[order]],
+        group_start=np.searchsorted(group[order], np.arange(int(keep.sum()) + 1)),
+        by_child=by_child,
+        child_start=np.searchsorted(child[order][by_child], np.arange(count + 1)),
     )
     return transfer, coarse_graph
+
+
+def _ranges(first: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """The concatenated ranges first[i] .. first[i] + count[i] - 1."""
+    ends = np.cumsum(count)
+    return np.repeat(first - (ends - count), count) + np.arange(ends[-1] if ends.size else 0)
 
 
 def _coarse_graph(keep: np.ndarray, coarse_index: np.ndarray, heads: np.ndarray, tails: np.ndarray):

@@ -94,8 +94,7 @@ class Surface:
         method = self.settings.prolongation
         for j in range(1, self.level_count):
             lv = self._levels[j]
-            parent = self.hierarchy.prolong(j, self._levels[j - 1].rest, method)
-            frames = self.hierarchy.frame_basis(j, parent, self._levels[j - 1].rest)
+            parent, frames = self.hierarchy.prolong_with_frames(j, self._levels[j - 1].rest, method)
             lv.reference = to_frame(frames(slice(None)), lv.rest - parent)
             lv.fixed = lv.reference + lv.plastic
         self._built_for = method
@@ -205,8 +204,7 @@ class Surface:
                 frames, placed = None, lv.rest + offsets
             else:
                 coarse = self._levels[j - 1].solution
-                parent = self.hierarchy.prolong(j, coarse, settings.prolongation)
-                frames = self.hierarchy.frame_basis(j, parent, coarse)  # may read parent later
+                parent, frames = self.hierarchy.prolong_with_frames(j, coarse, settings.prolongation)
                 placed = _place_in_frames(frames, parent, offsets)
                 if held_back is not None:
                     held_back = self.hierarchy.prolong(j, held_back, settings.prolongation, patch=True)

@@ -63,6 +63,19 @@ def test_prolongation_rows_sum_to_one_and_keep_kept_vertices_and_restriction_tak
     np.testing.assert_allclose(coarse[:, moved], np.repeat([[0.0], [0.0], [-0.3]], moved.size, axis=1))
 
 
+def test_prolonging_a_patch_gives_what_prolonging_the_whole_level_gives():
+    rest, triangles = shuffled_triangulated_grid(6)
+    hierarchy = MeshHierarchy.from_triangles(rest, triangles)
+    rng = np.random.default_rng(5)
+    for j in range(1, len(hierarchy.sizes)):
+        values = np.zeros((3, hierarchy.sizes[j - 1]), dtype=np.float32)
+        patch = rng.choice(hierarchy.sizes[j - 1], size=max(1, hierarchy.sizes[j - 1] // 10), replace=False)
+        values[:, patch] = rng.normal(size=(3, patch.size))
+        whole = hierarchy.prolong(j, values, "linear")
+        assert np.count_nonzero(whole.any(axis=0)) > patch.size  # the patch spreads to children
+        np.testing.assert_array_equal(hierarchy.prolong(j, values, "linear", patch=True), whole)
+
+
 @pytest.mark.parametrize("method", ["max", "average", "full_weighting"])
 def test_restriction_keeps_the_length_of_a_uniform_push(method):
     rest, triangles = shuffled_triangulated_grid(5)
