@@ -39,6 +39,12 @@ def polygon_neighbours(vertex_count: int, corners: np.ndarray, sizes: np.ndarray
     return symmetric_graph(vertex_count, np.concatenate(pairs))
 
 
+def ranges(first: np.ndarray, count: np.ndarray) -> np.ndarray:
+    """The concatenated index ranges first[i] .. first[i] + count[i] - 1."""
+    ends = np.cumsum(count)
+    return np.repeat(first - (ends - count), count) + np.arange(ends[-1] if ends.size else 0)
+
+
 def symmetric_graph(vertex_count: int, pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """Both directions of every pair, without self loops or repeats, sorted by head."""
     pairs = pairs[pairs[:, 0] != pairs[:, 1]]

@@ -17,7 +17,7 @@ import numpy as np
 
 from .constants import DTYPE, TINY
 from .frames import TangentFrames, frames_from_tangents, to_object
-from .graph import components, group_argmax, independent_set, polygon_neighbours, symmetric_graph
+from .graph import components, group_argmax, independent_set, polygon_neighbours, ranges, symmetric_graph
 from .grid import Prolongation, Restriction
 from .vectors import dot
 
@@ -133,7 +133,7 @@ class MeshHierarchy:
         if patch:
             nonzero = np.flatnonzero(np.any(source != 0, axis=1))
             first, number = transfer.group_start[nonzero], np.diff(transfer.group_start)[nonzero]
-            rows = np.unique(transfer.child_fine[_ranges(first, number)])
+            rows = np.unique(transfer.child_fine[ranges(first, number)])
             out = np.zeros((coarse.shape[0], count), dtype=dtype)
             out[:, rows] = _interpolate(source, transfer.parents[rows], transfer.weights[rows])
             return out
@@ -154,7 +154,7 @@ class MeshHierarchy:
         # The entries of the moving children only (a few percent of all, in a press), in
         # their stored order (by coarse vertex), so ties break as in a dense pass.
         first, count = transfer.child_start[moving], np.diff(transfer.child_start)[moving]
-        entries = np.sort(transfer.by_child[_ranges(first, count)])
+        entries = np.sort(transfer.by_child[ranges(first, count)])
         group = transfer.child_group[entries]
         child = transfer.child_fine[entries]
         ids, best = group_argmax(group, lengths[child])
@@ -266,12 +266,6 @@ def _coarsen(rest: np.ndarray, keep: np.ndarray, heads: np.ndarray, tails: np.nd
         child_start=np.searchsorted(child[order][by_child], np.arange(count + 1)),
     )
     return transfer, coarse_graph
-
-
-def _ranges(first: np.ndarray, count: np.ndarray) -> np.ndarray:
-    """The concatenated ranges first[i] .. first[i] + count[i] - 1."""
-    ends = np.cumsum(count)
-    return np.repeat(first - (ends - count), count) + np.arange(ends[-1] if ends.size else 0)
 
 
 def _coarse_graph(keep: np.ndarray, coarse_index: np.ndarray, heads: np.ndarray, tails: np.ndarray):
