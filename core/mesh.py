@@ -24,7 +24,7 @@ from .vectors import dot
 #: A removed vertex interpolates at most this many kept vertices (the heaviest weights).
 MAX_PARENTS = 8
 #: Fine vertices a chunk in prolongation: their gathered parents (K x 9 channels) fit in L2.
-CHUNK = 100000
+CHUNK = 4096
 #: Coarsening stops before a level would have fewer vertices than this...
 SMALLEST_LEVEL = 4
 #: An island is not coarsened below this many vertices.
