@@ -65,3 +65,13 @@ def _subdivided_monkey():
     arrays = mesh_arrays(obj)
     bpy.data.objects.remove(obj)
     return arrays
+
+
+def scene_with_grid(last_frame: int):
+    """A new empty scene playing frames 1 to ``last_frame``, holding Blender's 33 x 33 Grid
+    (2 m wide, at the origin): returns the scene and the grid."""
+    bpy.ops.wm.read_homefile(use_empty=True)
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 1, last_frame
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=32, y_subdivisions=32, size=2)
+    return scene, bpy.context.active_object

@@ -4,15 +4,13 @@ import bpy
 import numpy as np
 import pytest
 
+from primitives import scene_with_grid
+
 
 @pytest.fixture
 def scene(addon):
     """A 33 x 33 grid and a ball keyed to sink 10 cm into it over frames 1-20."""
-    bpy.ops.wm.read_homefile(use_empty=True)
-    scene = bpy.context.scene
-    scene.frame_start, scene.frame_end = 1, 30
-    bpy.ops.mesh.primitive_grid_add(x_subdivisions=32, y_subdivisions=32, size=2)
-    grid = bpy.context.active_object
+    scene, grid = scene_with_grid(30)
     bpy.ops.mesh.primitive_uv_sphere_add(radius=0.4, location=(0, 0, 0.5))
     ball = bpy.context.active_object
     ball.keyframe_insert("location", frame=1)

@@ -6,6 +6,8 @@ import bpy
 import numpy as np
 import pytest
 
+from primitives import scene_with_grid
+
 RADIUS = 0.25  # the pressing sphere's
 PRESS = 0.08  # how far the sphere goes into the elbow
 RINGS, AROUND = 41, 32  # the arm: an open tube of radius 0.3 from z = -1 to 1
@@ -208,11 +210,7 @@ def _messages(obj) -> list[str]:
 def test_a_collider_bent_by_its_own_armature_dents_a_plain_mesh(addon, binding):
     """A box bound to a bone (by an Armature modifier, or by an armature parent: Blender's
     virtual modifier) is lowered 10 cm into a grid by its bone alone: its object never moves."""
-    bpy.ops.wm.read_homefile(use_empty=True)
-    scene = bpy.context.scene
-    scene.frame_start, scene.frame_end = 1, 20
-    bpy.ops.mesh.primitive_grid_add(x_subdivisions=32, y_subdivisions=32, size=2)
-    grid = bpy.context.active_object
+    scene, grid = scene_with_grid(20)
     bpy.ops.mesh.primitive_cube_add(size=0.5, location=(0, 0, 0.3))
     box = bpy.context.active_object
     rig = _armature("Hand", [("palm", (0, 0, 0.3), (0, 0, 0.8))])
@@ -246,11 +244,7 @@ def test_a_collider_bent_by_its_own_armature_dents_a_plain_mesh(addon, binding):
 def test_other_animated_shape_keys_are_added_to_and_left_alone(addon):
     """A grid with a key that raises its middle 10 cm over frames 1-10, under a still ball:
     the response dents the raised surface, and the user's keys stay as they were."""
-    bpy.ops.wm.read_homefile(use_empty=True)
-    scene = bpy.context.scene
-    scene.frame_start, scene.frame_end = 1, 20
-    bpy.ops.mesh.primitive_grid_add(x_subdivisions=32, y_subdivisions=32, size=2)
-    grid = bpy.context.active_object
+    scene, grid = scene_with_grid(20)
     grid.shape_key_add(name="Basis")
     swell = grid.shape_key_add(name="Swell")
     rest = np.array([v.co[:] for v in grid.data.vertices])
