@@ -25,6 +25,8 @@ from contextlib import contextmanager
 import bpy
 import numpy as np
 
+from .collision.colliders import deformed_by_parent
+
 #: Modifiers that only move vertices (Blender's "deform-only" type). Others generate.
 DEFORMING = frozenset(
     {
@@ -47,8 +49,6 @@ DEFORMING = frozenset(
         "WAVE",
     }
 )
-#: Parent types that deform the mesh like a modifier (Blender adds a virtual one).
-DEFORMING_PARENTS = frozenset({"ARMATURE", "LATTICE"})
 
 
 class Unfollowable(Exception):
@@ -69,7 +69,7 @@ def _deforming_index(obj) -> int:
 
 
 def _has_deformer(obj) -> bool:
-    return _deforming_index(obj) >= 0 or (obj.parent is not None and obj.parent_type in DEFORMING_PARENTS)
+    return _deforming_index(obj) >= 0 or deformed_by_parent(obj)
 
 
 def is_posed(obj, own_keys) -> bool:
@@ -85,7 +85,7 @@ def deformers(obj) -> list:
     """The objects that deform ``obj`` (armatures, lattices, hooks' targets...): an edit of
     one changes the posed surface."""
     found = [getattr(m, "object", None) for m in obj.modifiers]
-    if obj.parent is not None and obj.parent_type in DEFORMING_PARENTS:
+    if deformed_by_parent(obj):
         found.append(obj.parent)
     return [o for o in found if isinstance(o, bpy.types.Object)]
 

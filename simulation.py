@@ -79,9 +79,13 @@ def check(obj) -> None:
         raise Unusable(f"'{obj.name}' is linked from another file: its shape keys cannot be written")
 
 
+def is_baked_key(name: str) -> bool:
+    return name.startswith(BAKED_PREFIX) and name[len(BAKED_PREFIX) :].isdigit()
+
+
 def is_own_key(name: str) -> bool:
     """The live response key, or a baked one."""
-    return name == SHAPE_KEY or (name.startswith(BAKED_PREFIX) and name[len(BAKED_PREFIX) :].isdigit())
+    return name == SHAPE_KEY or is_baked_key(name)
 
 
 def colliders(obj) -> list:

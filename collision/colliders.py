@@ -9,6 +9,15 @@ import numpy as np
 SINGULAR = 1e-12
 
 
+#: Parent types that deform an object like a modifier (Blender adds a virtual one).
+DEFORMING_PARENTS = frozenset({"ARMATURE", "LATTICE"})
+
+
+def deformed_by_parent(obj) -> bool:
+    """An armature or lattice parent deforms like a modifier, without being listed as one."""
+    return obj.parent is not None and obj.parent_type in DEFORMING_PARENTS
+
+
 @dataclass
 class Collider:
     """A usable collider at the current frame: its object and world-space triangles' bounds."""
@@ -101,9 +110,8 @@ def _shape(evaluated: bpy.types.Object) -> _Shape | None:
     """The evaluated object's shape; None when it has no faces."""
     data = evaluated.data
     key = None
-    # An armature or lattice parent deforms like a modifier, without being listed as one.
-    deformed_by_parent = evaluated.parent is not None and evaluated.parent_type in {"ARMATURE", "LATTICE"}
-    if isinstance(data, bpy.types.Mesh) and not (evaluated.modifiers or data.shape_keys or deformed_by_parent):
+    deformed = bool(evaluated.modifiers) or deformed_by_parent(evaluated)
+    if isinstance(data, bpy.types.Mesh) and not (deformed or data.shape_keys):
         key = (data.name_full, data.session_uid, len(data.vertices), len(data.polygons), len(data.edges))
     if key is not None and key in _RIGID:
         return _RIGID[key]

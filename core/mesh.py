@@ -237,8 +237,9 @@ def _full_weighting(fine, transfer, entries, group, child, ids, longest):
 def _coarsen(rest: np.ndarray, keep: np.ndarray, heads: np.ndarray, tails: np.ndarray):
     """Transfer operators from the kept vertices to all, and the coarse graph."""
     count = keep.size
+    coarse_count = int(keep.sum())
     coarse_index = np.full(count, -1)
-    coarse_index[keep] = np.arange(int(keep.sum()))
+    coarse_index[keep] = np.arange(coarse_count)
     coarse_graph = _coarse_graph(keep, coarse_index, heads, tails)
     # Entries come by vertex, heaviest first: slot k of a vertex is its k-th parent.
     fine, parent, weight = _shepard_weights(rest, keep, heads, tails, coarse_graph)
@@ -253,17 +254,18 @@ def _coarsen(rest: np.ndarray, keep: np.ndarray, heads: np.ndarray, tails: np.nd
     slot, child = np.nonzero(weights > 0)
     group = parents[slot, child]
     order = np.argsort(group, kind="stable")
-    by_child = np.argsort(child[order], kind="stable")
+    group, child, entry_weight = group[order], child[order], weights[slot, child][order]
+    by_child = np.argsort(child, kind="stable")
     transfer = _Transfer(
         parents=np.ascontiguousarray(parents.T),
         weights=np.ascontiguousarray(weights.T[:, None, :]),
-        child_group=group[order],
-        child_fine=child[order],
-        child_weight=weights[slot, child][order],
-        child_is_self=keep[child[order]],
-        group_start=np.searchsorted(group[order], np.arange(int(keep.sum()) + 1)),
+        child_group=group,
+        child_fine=child,
+        child_weight=entry_weight,
+        child_is_self=keep[child],
+        group_start=np.searchsorted(group, np.arange(coarse_count + 1)),
         by_child=by_child,
-        child_start=np.searchsorted(child[order][by_child], np.arange(count + 1)),
+        child_start=np.searchsorted(child[by_child], np.arange(count + 1)),
     )
     return transfer, coarse_graph
 

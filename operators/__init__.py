@@ -18,7 +18,7 @@ def _baked_keys(obj):
     keys = obj.data.shape_keys
     if keys is None:
         return []
-    return [k for k in keys.key_blocks if k.name != simulation.SHAPE_KEY and simulation.is_own_key(k.name)]
+    return [k for k in keys.key_blocks if simulation.is_baked_key(k.name)]
 
 
 def is_baked(obj) -> bool:

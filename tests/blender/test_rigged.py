@@ -182,28 +182,19 @@ def test_a_subdivision_after_the_armature_keeps_working(elbow):
     assert len(shown[25]) > 3 * len(arm.data.vertices) and subdivision.show_viewport
 
 
-def test_a_modifier_before_the_armature_that_changes_vertices_is_reported(elbow):
+def test_a_modifier_before_the_armature_that_changes_vertices_is_reported(elbow, addon):
     scene, arm, _ = elbow
-    mirror = arm.modifiers.new("Subdivision", "SUBSURF")
-    bpy.ops.object.modifier_move_to_index(modifier=mirror.name, index=0)
+    subdivision = arm.modifiers.new("Subdivision", "SUBSURF")
+    bpy.ops.object.modifier_move_to_index(modifier=subdivision.name, index=0)
     assert [m.type for m in arm.modifiers] == ["SUBSURF", "ARMATURE"]
     bpy.ops.object.collision_response_enable()  # warns; playback then reports, never raises
     scene.frame_set(15)
-    from_panel = arm.collision_response  # the panel shows the simulation's messages
-    assert from_panel.enabled
-    messages = _messages(arm)
+    assert arm.collision_response.enabled
+    messages = addon.simulation.get(arm).messages  # what the panel shows
     assert any("changes its vertices" in m and "Subdivision" in m for m in messages)
     assert [k.name for k in arm.data.shape_keys.key_blocks] in (["Basis", "Collision Response"], ["Basis"])
     basis = key_data(arm.data.shape_keys.key_blocks["Basis"])
     np.testing.assert_array_equal(basis, np.array([v.co[:] for v in arm.data.vertices], dtype=np.float32))
-
-
-def _messages(obj) -> list[str]:
-    import sys
-
-    simulation = sys.modules["bl_ext.user_default.collision_response.simulation"]
-    state = simulation.get(obj)
-    return state.messages if state else []
 
 
 @pytest.mark.parametrize("binding", ["modifier", "parent"])
