@@ -2,13 +2,14 @@
 several islands, loose vertices.
 
 Each coarser level keeps a maximal independent set of the finer level's vertex graph
-(vertices sharing a triangle or quad), so levels are nested. A removed vertex interpolates
-the kept vertices around it (smooth Shepard weights, rows summing to 1); a coarse vertex's
-children are the fine vertices that interpolate it. The coarse graph links coarse vertices
-whose children touch (the pattern of P^T A P), so coarsening never splits an island.
-Frames: each coarse vertex turns by its own central-difference stencil frame against that
-frame at rest (exact for any rigid motion); a level's frames blend those rotations with the
-interpolation weights, which works all round closed surfaces.
+(vertices sharing a triangle or quad), so levels are nested. The coarse graph links coarse
+vertices whose children touch (the pattern of P^T A P), so coarsening never splits an
+island; its triangles (3-cliques) are the coarse surface. A removed vertex interpolates
+the corners of the coarse triangle it lies in (barycentric weights: rows sum to 1, and a
+flat coarse level reproduces the finer one exactly); a coarse vertex's children are the
+fine vertices that interpolate it. Frames: central differences across each vertex's own
+neighbourhood on its prolongated parent surface, which turn exactly with any rigid motion
+and smoothly with the coarse level.
 """
 
 from dataclasses import dataclass
@@ -16,15 +17,13 @@ from dataclasses import dataclass
 import numpy as np
 
 from .constants import DTYPE, TINY
-from .frames import TangentFrames, frames_from_tangents, to_object
+from .frames import TangentFrames
 from .graph import components, group_argmax, independent_set, polygon_neighbours, ranges, symmetric_graph
 from .grid import Prolongation, Restriction
-from .vectors import dot
+from .vectors import cross, dot
 
-#: A removed vertex interpolates at most this many kept vertices (the heaviest weights).
-MAX_PARENTS = 8
-#: Fine vertices a chunk in prolongation: their gathered parents (K x 9 channels) fit in L2.
-CHUNK = 4096
+#: A removed vertex interpolates the three corners of a coarse triangle.
+PARENTS = 3
 #: Coarsening stops before a level would have fewer vertices than this...
 SMALLEST_LEVEL = 4
 #: An island is not coarsened below this many vertices.
@@ -41,8 +40,8 @@ MIN_TANGENT = 1e-3
 class _Transfer:
     """Operators between level j-1 (coarse) and level j (fine); indices are level-local."""
 
-    parents: np.ndarray  # (n_j, K) coarse parents of each fine vertex (padded with 0)
-    weights: np.ndarray  # (n_j, 1, K) interpolation weights (0 where padded), rows sum to 1
+    parents: np.ndarray  # (K, n_j) coarse parents of each fine vertex (padded with 0)
+    weights: np.ndarray  # (K, n_j) interpolation weights (0 where padded), columns sum to 1
     child_group: np.ndarray  # (e,) coarse vertex of each (coarse, child) entry
     child_fine: np.ndarray  # (e,) the fine child
     child_weight: np.ndarray  # (e,) its interpolation weight
@@ -60,6 +59,17 @@ class _Stencil:
     u0: np.ndarray
     v1: np.ndarray
     v0: np.ndarray
+
+
+@dataclass
+class _FrameStencil:
+    """Where a level's tangents come from: its own stencil on the prolongated parent
+    surface, except at the few vertices where that surface is degenerate (neighbours with
+    the same parents), which take their heaviest parent's stencil on the coarse level."""
+
+    own: _Stencil
+    fallback: np.ndarray  # level vertices using the coarse stencil
+    coarse: _Stencil  # ends on the coarse level, one per fallback vertex
 
 
 class MeshHierarchy:
@@ -106,13 +116,21 @@ class MeshHierarchy:
         self._members = members
         self._transfers = transfers  # _transfers[j - 1]: from level j-1 to level j
         self.sizes = [m.size for m in members]
-        # Each level's own stencil frames at rest; level j's frames blend level j-1's
-        # rotations away from these (see prolong_with_frames).
-        self._stencils = [_stencil(rest[m], *g) for m, g in zip(members[:-1], graphs[:-1], strict=True)]
-        self._rest_frames = [
-            frames_from_tangents(*(np.asarray(t, dtype=DTYPE) for t in _tangents(st, rest[m].T)))
-            for st, m in zip(self._stencils, members[:-1], strict=True)
+        self._stencils = [
+            self._frame_stencil(j, rest[members[j - 1]], graphs[j], graphs[j - 1]) for j in range(1, len(members))
         ]
+
+    def _frame_stencil(self, level: int, coarse_rest: np.ndarray, graph, coarse_graph) -> _FrameStencil:
+        """Where the frames of ``level`` come from: a stencil on its prolongated parent
+        surface at rest, and the coarse level's stencil at the heaviest parent where that
+        surface is flat around a vertex."""
+        own, flat = _stencil(self.prolong(level, coarse_rest.T, "linear").T, *graph)
+        fallback = np.flatnonzero(flat)
+        transfer = self._transfers[level - 1]
+        heaviest = transfer.parents[np.argmax(transfer.weights[:, fallback], axis=0), fallback]
+        heads, tails = coarse_graph
+        coarse, _ = _stencil(coarse_rest, heads, tails, of=heaviest)
+        return _FrameStencil(own, fallback, coarse)
 
     @classmethod
     def from_triangles(cls, rest: np.ndarray, triangles: np.ndarray) -> "MeshHierarchy":
@@ -124,23 +142,16 @@ class MeshHierarchy:
 
     def prolong(self, level: int, coarse: np.ndarray, method: Prolongation, patch: bool = False) -> np.ndarray:
         """Positions of ``level - 1`` interpolated to ``level``. Meshes interpolate linearly
-        (Shepard weights) whatever the method: a cubic rule needs a grid. With ``patch``,
+        (barycentric weights) whatever the method: a cubic rule needs a grid. With ``patch``,
         only the children of coarse vertices with a nonzero value are computed."""
         transfer = self._transfers[level - 1]
-        source = np.ascontiguousarray(coarse.T)
-        count = transfer.parents.shape[0]
-        dtype = np.result_type(coarse.dtype, DTYPE)
-        if patch:
-            nonzero = np.flatnonzero(np.any(source != 0, axis=1))
-            first, number = transfer.group_start[nonzero], np.diff(transfer.group_start)[nonzero]
-            rows = np.unique(transfer.child_fine[ranges(first, number)])
-            out = np.zeros((coarse.shape[0], count), dtype=dtype)
-            out[:, rows] = _interpolate(source, transfer.parents[rows], transfer.weights[rows])
-            return out
-        out = np.empty((coarse.shape[0], count), dtype=dtype)
-        for start in range(0, count, CHUNK):
-            chunk = slice(start, start + CHUNK)
-            out[:, chunk] = _interpolate(source, transfer.parents[chunk], transfer.weights[chunk])
+        if not patch:
+            return _interpolate(coarse, transfer.parents, transfer.weights)
+        nonzero = np.flatnonzero(np.any(coarse != 0, axis=0))
+        first, number = transfer.group_start[nonzero], np.diff(transfer.group_start)[nonzero]
+        rows = np.unique(transfer.child_fine[ranges(first, number)])
+        out = np.zeros((coarse.shape[0], transfer.parents.shape[1]), dtype=np.result_type(coarse.dtype, DTYPE))
+        out[:, rows] = _interpolate(coarse, transfer.parents[:, rows], transfer.weights[:, rows])
         return out
 
     def restrict(self, level: int, fine: np.ndarray, method: Restriction) -> np.ndarray:
@@ -170,21 +181,16 @@ class MeshHierarchy:
     def prolong_with_frames(
         self, level: int, coarse: np.ndarray, method: Prolongation
     ) -> tuple[np.ndarray, TangentFrames]:
-        """Positions of ``level - 1`` interpolated to ``level``, and its frames: the
-        rotations of level j-1's vertices, carried up like positions (in the same pass).
-
-        Each coarse vertex turns by ``F F_rest^T``, its stencil frame now against at rest
-        (exact for any rigid motion of its neighbourhood). Rotations, unlike tangent
-        directions, agree at rest everywhere (the identity), so they blend smoothly with
-        the interpolation weights even all round a closed surface. The first two columns
-        of the blend, orthonormalised, are the frame (object axes at rest).
-        """
-        stencil, rest_frames = self._stencils[level - 1], self._rest_frames[level - 1]
-        now = frames_from_tangents(*_tangents(stencil, coarse))
-        # Positions, then columns 0 and 1 of R = F_now F_rest^T: (9, n_{j-1}), interpolated.
-        stacked = np.concatenate([coarse, *(to_object(now, rest_frames[axis]) for axis in (0, 1))])
-        blended = self.prolong(level, stacked, method)
-        return blended[:3], TangentFrames(blended[3:6], blended[6:])
+        """Positions of ``level - 1`` interpolated to ``level``, and frames on that parent
+        surface: each vertex's two central differences across its neighbourhood (chosen at
+        rest). They turn exactly with any rigid motion of the coarse level, since the
+        weights sum to 1, and with the coarse triangles the vertex lies on."""
+        parent = self.prolong(level, coarse, method)
+        stencil = self._stencils[level - 1]
+        du, dv = _tangents(stencil.own, parent)
+        if stencil.fallback.size:
+            du[:, stencil.fallback], dv[:, stencil.fallback] = _tangents(stencil.coarse, coarse)
+        return parent, TangentFrames(du, dv)
 
     def inject(self, level: int, finest_values: np.ndarray) -> np.ndarray:
         return np.ascontiguousarray(finest_values[..., self._members[level]])
@@ -195,13 +201,12 @@ class MeshHierarchy:
 
 
 def _interpolate(source: np.ndarray, parents: np.ndarray, weights: np.ndarray) -> np.ndarray:
-    """Weighted sums of parents' values: ``source`` (n_coarse, c), ``parents`` (m, K),
-    ``weights`` (m, 1, K); returns (c, m).
-
-    Gathered as (m, K, c), a parent's channels side by side, then weighted by one batched
-    matrix product: 3-4 x faster than a gather and a multiply-add per slot and channel.
-    """
-    return np.matmul(weights, np.take(source, parents, axis=0))[:, 0, :].T
+    """Weighted sums of parents' values: ``source`` (c, n_coarse), ``parents`` and
+    ``weights`` (K, m); returns (c, m). One gather and multiply-add per parent slot."""
+    out = np.take(source, parents[0], axis=1) * weights[0]
+    for slot in range(1, parents.shape[0]):
+        out += np.take(source, parents[slot], axis=1) * weights[slot]
+    return out
 
 
 def _average(fine, lengths, transfer, entries, group, child, ids, longest):
@@ -241,15 +246,10 @@ def _coarsen(rest: np.ndarray, keep: np.ndarray, heads: np.ndarray, tails: np.nd
     coarse_index = np.full(count, -1)
     coarse_index[keep] = np.arange(coarse_count)
     coarse_graph = _coarse_graph(keep, coarse_index, heads, tails)
-    # Entries come by vertex, heaviest first: slot k of a vertex is its k-th parent.
-    fine, parent, weight = _shepard_weights(rest, keep, heads, tails, coarse_graph)
-    rank = np.arange(fine.size) - np.searchsorted(fine, fine)
-    parents = np.zeros((MAX_PARENTS, count), dtype=np.int64)
-    weights = np.zeros((MAX_PARENTS, count), dtype=DTYPE)
-    parents[rank, fine] = coarse_index[parent]
-    weights[rank, fine] = weight
-    parents[0, keep] = coarse_index[keep]
+    parents, weights = _barycentric_weights(rest, keep, heads, tails, coarse_graph)
+    parents[:, keep] = np.flatnonzero(keep)  # a kept vertex is its own parent, once
     weights[0, keep] = 1.0
+    parents = coarse_index[parents]
     # Children of each coarse vertex: every (fine, parent) entry with a weight, by parent.
     slot, child = np.nonzero(weights > 0)
     group = parents[slot, child]
@@ -257,8 +257,8 @@ def _coarsen(rest: np.ndarray, keep: np.ndarray, heads: np.ndarray, tails: np.nd
     group, child, entry_weight = group[order], child[order], weights[slot, child][order]
     by_child = np.argsort(child, kind="stable")
     transfer = _Transfer(
-        parents=np.ascontiguousarray(parents.T),
-        weights=np.ascontiguousarray(weights.T[:, None, :]),
+        parents=parents,
+        weights=weights,
         child_group=group,
         child_fine=child,
         child_weight=entry_weight,
@@ -295,96 +295,158 @@ def _coarse_graph(keep: np.ndarray, coarse_index: np.ndarray, heads: np.ndarray,
     return symmetric_graph(int(keep.sum()), np.stack([coarse_index[left], coarse_index[right]], axis=1))
 
 
-def _shepard_weights(rest: np.ndarray, keep: np.ndarray, heads: np.ndarray, tails: np.ndarray, coarse_graph):
-    """Interpolation of each removed vertex from the kept vertices around it.
+def _barycentric_weights(rest: np.ndarray, keep: np.ndarray, heads: np.ndarray, tails: np.ndarray, coarse_graph):
+    """Interpolation of each removed vertex from the coarse triangle it lies in.
 
-    Candidates: the nearest adjacent kept vertex (the dominant parent) and its neighbours
-    on the coarse level (its star), which surround the vertex at the coarse level's own
-    spacing, even on the coarsest levels. Shepard weights with a compact Wendland kernel
-    whose radius spans the star, so a parent's weight fades smoothly to zero and vertices
-    sharing a dominant parent share the same scale: no creases where parents change. At
-    most MAX_PARENTS (the heaviest) are kept. Returns (fine, parent, weight) entries,
-    weights summing to 1 per vertex, by vertex and heaviest first; indices are fine-level.
+    Candidates: the coarse triangles at the vertex's kept neighbours (it has one at least,
+    the set being maximal). The vertex is projected into each candidate's plane and takes
+    the one it lies deepest inside (the largest smallest barycentric coordinate), with its
+    coordinates clipped at 0 (a vertex beyond the coarse border). Where no triangle is at
+    hand (a strip one coarse edge wide), the nearest point on a coarse edge; failing that,
+    the nearest kept neighbour. Returns parents and weights (PARENTS, n), fine-level
+    indices, zero for kept vertices (the caller sets them).
     """
     count = keep.size
     kept_fine = np.flatnonzero(keep)
-    coarse_heads, coarse_tails = coarse_graph
-    removed = ~keep[heads] & keep[tails]
-    fine, near = heads[removed], tails[removed]
-    gap = np.linalg.norm(rest[fine] - rest[near], axis=1)
-    ids, best = group_argmax(fine, -gap)
-    dominant = np.full(count, -1)
-    dominant[ids] = near[best]  # fine index of each removed vertex's nearest kept neighbour
-    # The star of every kept vertex: itself and its coarse neighbours (fine indices).
     coarse_of = np.full(count, -1)
     coarse_of[kept_fine] = np.arange(kept_fine.size)
-    star_size = np.bincount(coarse_heads, minlength=kept_fine.size) + 1
-    star_start = np.searchsorted(coarse_heads, np.arange(kept_fine.size))
-    reach = np.zeros(kept_fine.size)  # radius of each star
-    np.maximum.at(
-        reach, coarse_heads, np.linalg.norm(rest[kept_fine[coarse_heads]] - rest[kept_fine[coarse_tails]], axis=1)
-    )
-    # Entries: each removed vertex against its dominant parent's star.
-    owner = np.flatnonzero(dominant >= 0)
-    centre = coarse_of[dominant[owner]]
-    size = star_size[centre]
-    fine = np.repeat(owner, size)
-    k = np.arange(fine.size) - np.repeat(np.cumsum(size) - size, size)
-    centre_rep = np.repeat(centre, size)
-    member = np.where(
-        k == 0, centre_rep, coarse_tails[np.minimum(star_start[centre_rep] + k - 1, coarse_tails.size - 1)]
-    )
-    parent = kept_fine[member]
-    distance = np.linalg.norm(rest[fine] - rest[parent], axis=1)
-    radius = (reach[centre_rep] + np.linalg.norm(rest[fine] - rest[kept_fine[centre_rep]], axis=1)) * 1.05
-    r = np.minimum(distance / np.maximum(radius, TINY), 1.0)
-    weight = (1 - r) ** 4 * (4 * r + 1)  # Wendland C2
-    # The heaviest MAX_PARENTS of each vertex, renormalised; entries by vertex, heaviest first.
-    # (fine is already ascending, so one stable sort on the weight then on the vertex does it.)
-    order = np.argsort(-weight, kind="stable")
-    order = order[np.argsort(fine[order], kind="stable")]
-    fine, parent, weight = fine[order], parent[order], weight[order]
-    heavy = (np.arange(fine.size) - np.searchsorted(fine, fine) < MAX_PARENTS) & (weight > 0)
-    fine, parent, weight = fine[heavy], parent[heavy], weight[heavy]
-    return fine, parent, weight / np.bincount(fine, weight, minlength=count)[fine]
+    parents = np.zeros((PARENTS, count), dtype=np.int64)
+    weights = np.zeros((PARENTS, count), dtype=DTYPE)
+    link = ~keep[heads] & keep[tails]
+    owner, near = heads[link], coarse_of[tails[link]]  # removed vertex, a kept neighbour
+    gap = np.linalg.norm(rest[owner] - rest[kept_fine[near]], axis=1)
+    ids, best = group_argmax(owner, -gap)
+    parents[:, ids] = kept_fine[near[best]]  # nearest kept neighbour, the last resort
+    weights[0, ids] = 1.0
+    points = np.ascontiguousarray(rest.T)
+    # Triangles at the nearest kept neighbour; where there are none, edges at any.
+    nearest = near[best]
+    placed = _place(points, ids, nearest, _triangles(kept_fine.size, *coarse_graph), kept_fine, parents, weights)
+    unplaced = ~np.isin(owner, placed)
+    _place(points, owner[unplaced], near[unplaced], _coarse_edges(*coarse_graph), kept_fine, parents, weights)
+    return parents, weights
 
 
-def _stencil(rest: np.ndarray, heads: np.ndarray, tails: np.ndarray) -> _Stencil:
-    """For each vertex, the ends of two central differences across its neighbourhood
-    (itself and its neighbours ``heads``, ``tails``): the two points furthest apart along
-    their first, and along their second, principal axis.
+def _place(points, owner, near, shapes, kept_fine, parents, weights) -> np.ndarray:
+    """Each ``owner`` (fine) takes the shape at ``near`` (coarse) it lies deepest inside,
+    its barycentric coordinates clipped at 0, into ``parents`` and ``weights``. Returns the
+    owners placed (those with a non-degenerate shape at hand)."""
+    fan, fan_start = _incidence(shapes, kept_fine.size)
+    number = np.diff(fan_start)[near]
+    fine = np.repeat(owner, number)
+    corners = kept_fine[shapes[fan[ranges(fan_start[near], number)]]].T
+    coordinates = _barycentric(np.take(points, fine, axis=1), *(np.take(points, c, axis=1) for c in corners))
+    ids, best = group_argmax(fine, np.min(coordinates, axis=0))
+    ok = np.isfinite(coordinates[0, best])  # not a degenerate shape
+    ids, best = ids[ok], best[ok]
+    chosen = np.clip(coordinates[:, best], 0.0, None)
+    chosen /= chosen.sum(axis=0)
+    parents[:, ids] = corners[0, best]  # unused slots repeat a parent, with weight 0
+    weights[:, ids] = 0.0
+    parents[: len(corners), ids] = corners[:, best]
+    weights[: len(corners), ids] = chosen
+    return ids
+
+
+def _coarse_edges(heads: np.ndarray, tails: np.ndarray) -> np.ndarray:
+    """Every edge of a symmetric graph once, (e, 2)."""
+    forward = heads < tails
+    return np.stack([heads[forward], tails[forward]], axis=1)
+
+
+def _triangles(count: int, heads: np.ndarray, tails: np.ndarray) -> np.ndarray:
+    """The 3-cliques a < b < c of a symmetric graph (sorted by head, then tail), (t, 3)."""
+    start = np.searchsorted(heads, np.arange(count + 1))
+    a, b = _coarse_edges(heads, tails).T
+    number = np.diff(start)[b]
+    edge = np.repeat(np.arange(a.size), number)
+    c = tails[ranges(start[b], number)]
+    later = c > b[edge]
+    edge, c = edge[later], c[later]
+    keys = heads * count + tails  # sorted
+    wanted = a[edge] * count + c
+    found = keys[np.minimum(np.searchsorted(keys, wanted), keys.size - 1)] == wanted
+    return np.stack([a[edge[found]], b[edge[found]], c[found]], axis=1)
+
+
+def _incidence(shapes: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+    """The shapes (rows of vertex indices) at each vertex: shape ids grouped by vertex, and
+    where each vertex's group starts (count + 1)."""
+    corner = shapes.ravel()
+    order = np.argsort(corner, kind="stable")
+    return order // shapes.shape[1], np.searchsorted(corner[order], np.arange(count + 1))
+
+
+def _barycentric(point: np.ndarray, *corners: np.ndarray) -> np.ndarray:
+    """Barycentric coordinates (2 or 3, m) of points (3, m) projected onto segments or
+    triangles given by their corners (each (3, m)); -inf where the shape is degenerate."""
+    if len(corners) == 2:
+        a, b = corners
+        edge = b - a
+        length = dot(edge, edge)
+        t = np.divide(dot(point - a, edge), length, out=np.full(length.shape, -np.inf), where=length > 0)
+        return np.stack([1 - t, t])
+    a, b, c = (corner - point for corner in corners)
+    normal = cross(b - a, c - a)
+    area = dot(normal, normal)
+    ok = area > TINY * TINY
+    out = np.full((3, area.size), -np.inf)
+    # The signed area of the sub-triangle opposite each corner, over the whole.
+    out[0] = np.divide(dot(cross(b, c), normal), area, out=out[0], where=ok)
+    out[1] = np.divide(dot(cross(c, a), normal), area, out=out[1], where=ok)
+    out[2] = np.where(ok, 1 - out[0] - out[1], -np.inf)
+    return out
+
+
+def _stencil(
+    points: np.ndarray, heads: np.ndarray, tails: np.ndarray, of: np.ndarray | None = None
+) -> tuple[_Stencil, np.ndarray]:
+    """For each vertex (or each of ``of``), the ends of two central differences across its
+    neighbourhood (itself and its neighbours ``heads``, ``tails``): the two points furthest
+    apart along their first, and along their second, principal axis.
 
     Where the neighbourhood is (nearly) collinear, or one point, every end is the vertex:
-    zero tangents, so object axes for good.
+    zero tangents, so object axes for good. Returns the stencil and that flat mask.
     """
-    count = rest.shape[0]
-    fine = np.concatenate([np.arange(count), heads])
-    ends_of = np.concatenate([np.arange(count), tails])
-    points = rest[ends_of]
-    members = np.bincount(fine, minlength=count)[:, None]
-    centre = np.stack([np.bincount(fine, points[:, c], minlength=count) for c in range(3)], axis=1) / members
-    spread = points - centre[fine]
-    covariance = np.zeros((count, 3, 3))
-    np.add.at(covariance, fine, spread[:, :, None] * spread[:, None, :])
+    of = np.arange(points.shape[0]) if of is None else of
+    count = of.size
+    first = np.searchsorted(heads, of)
+    number = np.searchsorted(heads, of, side="right") - first
+    if count == 0:
+        return _Stencil(of, of, of, of), np.zeros(0, dtype=bool)
+    # Each vertex's neighbourhood as consecutive entries: the vertex, then its neighbours.
+    size = number + 1
+    group = np.repeat(np.arange(count), size)
+    ends_of = np.empty(group.size, dtype=np.int64)
+    start = np.cumsum(size) - size
+    ends_of[start] = of
+    ends_of[ranges(start + 1, number)] = tails[ranges(first, number)]
+    sums = [np.bincount(group, points[ends_of, c], minlength=count) for c in range(3)]
+    centre = np.stack(sums, axis=1) / size[:, None]
+    spread = points[ends_of] - centre[group]
+    covariance = np.empty((count, 3, 3))
+    for i in range(3):
+        for k in range(i, 3):
+            covariance[:, i, k] = covariance[:, k, i] = np.bincount(group, spread[:, i] * spread[:, k], count)
     axes = np.linalg.eigh(covariance)[1]  # columns by increasing variance
     ends = []
     for axis in (axes[:, :, 2], axes[:, :, 1]):
-        along = (spread * axis[fine]).sum(axis=1)
+        along = (spread * axis[group]).sum(axis=1)
         for sign in (1.0, -1.0):
-            end = np.arange(count)
-            ids, best = group_argmax(fine, sign * along)
+            end = of.copy()
+            ids, best = group_argmax(group, sign * along)
             end[ids] = ends_of[best]
             ends.append(end)
     stencil = _Stencil(u1=ends[0], u0=ends[1], v1=ends[2], v0=ends[3])
-    du, dv = _tangents(stencil, rest.T)
+    du, dv = _tangents(stencil, points.T)
     du_length, dv_length = np.linalg.norm(du, axis=0), np.linalg.norm(dv, axis=0)
     area = np.linalg.norm(np.cross(du.T, dv.T), axis=1)
     scale = np.median(du_length) if count else 0.0
     short = (du_length <= MIN_TANGENT * scale) | (dv_length <= MIN_TANGENT * scale)
     flat = short | (area <= MIN_FRAME_SINE * du_length * dv_length)
     for end in ends:
-        end[flat] = np.arange(count)[flat]
-    return stencil
+        end[flat] = of[flat]
+    return stencil, flat
 
 
 def _tangents(stencil: _Stencil, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -63,6 +63,25 @@ def test_prolongation_rows_sum_to_one_and_keep_kept_vertices_and_restriction_tak
     np.testing.assert_allclose(coarse[:, moved], np.repeat([[0.0], [0.0], [-0.3]], moved.size, axis=1))
 
 
+def test_prolongation_reproduces_affine_functions_away_from_the_border():
+    """Barycentric weights have linear precision: on a flat mesh, interpolating any affine
+    function of the coarse positions gives its values at the fine positions, except in a
+    band two spacings wide along the border, where a vertex can lie outside the coarse hull."""
+    rest, triangles = shuffled_triangulated_grid(6)
+    hierarchy = MeshHierarchy.from_triangles(rest, triangles)
+    affine = np.random.default_rng(1).normal(size=(3, 4))
+    f = lambda x: x @ affine[:, :3].T + affine[:, 3]  # noqa: E731
+    assert hierarchy.sizes[2:] == [208, 992, 4225]
+    for j in range(2, len(hierarchy.sizes)):  # levels 0 and 1 are nearly all border
+        fine, coarse = rest[hierarchy.level_vertices(j)], rest[hierarchy.level_vertices(j - 1)]
+        error = np.abs(hierarchy.prolong(j, f(coarse).T, "linear").T - f(fine)).max(axis=1)
+        spacing = 2 / (np.sqrt(hierarchy.sizes[j]) - 1)
+        inside = np.abs(fine[:, :2]).max(axis=1) < 1 - 2 * spacing
+        assert inside.sum() > 0.25 * inside.size
+        assert error[inside].max() < 1e-5
+        assert error.max() > 1e-3  # the border band does not: the test can tell
+
+
 def test_prolonging_a_patch_gives_what_prolonging_the_whole_level_gives():
     rest, triangles = shuffled_triangulated_grid(6)
     hierarchy = MeshHierarchy.from_triangles(rest, triangles)
