@@ -9,6 +9,7 @@ and kept while contact lasts, so a collider that goes deep or through a thin she
 flips the dent.
 """
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 import bpy
@@ -45,12 +46,14 @@ class CollisionQuery:
         self,
         deformable: bpy.types.Object,
         positions: np.ndarray,
-        normals: np.ndarray,
+        normals: np.ndarray | Callable[[], np.ndarray],
         candidates,
         friction: float = 0.0,
         standoff: float = 0.0,
     ) -> Contact:
-        """The vectors for ``positions`` (n, 3) with unit ``normals`` (n, 3), object space."""
+        """The vectors for ``positions`` (n, 3) with unit ``normals`` (n, 3), object space.
+        ``normals`` may be a function giving them: it is called only when some vertex is
+        near a collider (most frames of a shot, nothing is, and normals cost a pass)."""
         count = positions.shape[0]
         if self.side.shape != (count,):
             self.side = np.zeros(count, dtype=np.int8)
@@ -62,6 +65,13 @@ class CollisionQuery:
         near = np.zeros(count, dtype=bool)
         for collider in colliders:  # broad phase in object space: no transform of every vertex
             near |= _near(positions, collider, standoff, inverse)
+        moves = self._moves(colliders)
+        if not near.any():
+            self.side[:] = 0
+            self._last = None
+            return contact
+        if callable(normals):
+            normals = normals()
         # A held press repeats itself: with rigid colliders that have not moved, a vertex
         # at the same place with the same normal gets the same answer, without a ray.
         state = (
@@ -85,7 +95,7 @@ class CollisionQuery:
         if queried.size:
             points = positions[queried] @ matrix[:3, :3].T + matrix[:3, 3]
             normal_world = _unit(normals[queried] @ inverse[:3, :3])  # normals: the inverse transpose
-            motion = self._motions(colliders, points)
+            motion = [points @ move[:3, :3].T + move[:3, 3] - points for move in moves]
             push_world, touching = self._push(colliders, points, normal_world, motion, queried, friction, standoff)
             target = points + push_world
             local = target @ inverse[:3, :3].T + inverse[:3, 3]
@@ -97,17 +107,16 @@ class CollisionQuery:
         self._last = (state, positions.copy(), normals.copy(), contact.displacement, contact.touching)
         return contact
 
-    def _motions(self, colliders: list[Collider], world: np.ndarray) -> list[np.ndarray]:
-        """Each collider's motion since the last query at the given points (rigid: from its
-        transform; a deforming collider's own shape change is not counted)."""
-        motions = []
+    def _moves(self, colliders: list[Collider]) -> list[np.ndarray]:
+        """Each collider's rigid motion (a 4 x 4 world matrix) since the last query, which
+        every query records; a deforming collider's own shape change is not counted."""
+        moves = []
         for collider in colliders:
             now = np.array(collider.obj.matrix_world, dtype=np.float64)
             before = self._previous.get(collider.obj.name, now)
             self._previous[collider.obj.name] = now
-            moved = now @ np.linalg.inv(before)
-            motions.append(world @ moved[:3, :3].T + moved[:3, 3] - world)
-        return motions
+            moves.append(now @ np.linalg.inv(before))
+        return moves
 
     def _cast(self, objects, points, directions, flip, forward, backward, ahead, behind) -> None:
         """One evaluation: rays ahead for the ``forward`` vertices and behind for the

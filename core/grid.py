@@ -222,6 +222,17 @@ class GridHierarchy:
             coarse[:, r0 : r1 + 1, c0 : c1 + 1] = RESTRICTIONS[method](crop)
         return coarse.reshape(3, -1)
 
+    def restrict_mask(self, level: int, fine: np.ndarray) -> np.ndarray:
+        """Parents of ``level - 1`` with a marked child among their 3 x 3."""
+        side = grid_side(level)
+        padded = np.zeros((side + 2, side + 2), dtype=bool)
+        padded[1:-1, 1:-1] = fine.reshape(side, side)
+        coarse_side = grid_side(level - 1)
+        coarse = np.zeros((coarse_side, coarse_side), dtype=bool)
+        for a, b in _OFFSETS:
+            coarse |= padded[1 + a :: 2, 1 + b :: 2][:coarse_side, :coarse_side]
+        return coarse.ravel()
+
     def prolong(self, level: int, coarse: np.ndarray, method: Prolongation, patch: bool = False) -> np.ndarray:
         """Positions of ``level - 1`` (3, n_{j-1}) carried up to ``level``.
 

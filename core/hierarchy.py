@@ -26,6 +26,11 @@ class Hierarchy(Protocol):
         """Displacement vectors of ``level`` to ``level - 1``."""
         ...
 
+    def restrict_mask(self, level: int, fine: np.ndarray) -> np.ndarray:
+        """A (n_j,) bool mask of ``level`` to ``level - 1``: the parents with a marked child
+        (max restriction of a 0/1 field, without the vector arithmetic)."""
+        ...
+
     def prolong(self, level: int, coarse: np.ndarray, method: Prolongation, patch: bool = False) -> np.ndarray:
         """Positions of ``level - 1`` interpolated to ``level``. ``patch`` says the field is
         zero outside a small patch, which a hierarchy may use to skip work."""

@@ -9,7 +9,7 @@ the corners of the coarse triangle it lies in (barycentric weights: rows sum to 
 flat coarse level reproduces the finer one exactly); a coarse vertex's children are the
 fine vertices that interpolate it. Frames: central differences across each vertex's own
 neighbourhood on its prolongated parent surface, which turn exactly with any rigid motion
-and smoothly with the coarse level.
+and with the coarse triangles the vertex lies on (as the grid's linear prolongation does).
 """
 
 from dataclasses import dataclass
@@ -40,8 +40,8 @@ MIN_TANGENT = 1e-3
 class _Transfer:
     """Operators between level j-1 (coarse) and level j (fine); indices are level-local."""
 
-    parents: np.ndarray  # (K, n_j) coarse parents of each fine vertex (padded with 0)
-    weights: np.ndarray  # (K, n_j) interpolation weights (0 where padded), columns sum to 1
+    parents: np.ndarray  # (K, n_j) coarse parents of each fine vertex; a spare slot repeats one
+    weights: np.ndarray  # (K, n_j) interpolation weights (0 in spare slots), columns sum to 1
     child_group: np.ndarray  # (e,) coarse vertex of each (coarse, child) entry
     child_fine: np.ndarray  # (e,) the fine child
     child_weight: np.ndarray  # (e,) its interpolation weight
@@ -178,6 +178,15 @@ class MeshHierarchy:
             coarse[:, ids] = _full_weighting(fine, transfer, entries, group, child, ids, longest)
         return coarse
 
+    def restrict_mask(self, level: int, fine: np.ndarray) -> np.ndarray:
+        """Coarse vertices of ``level - 1`` with a marked child."""
+        transfer = self._transfers[level - 1]
+        marked = np.flatnonzero(fine)
+        first, count = transfer.child_start[marked], np.diff(transfer.child_start)[marked]
+        coarse = np.zeros(self.sizes[level - 1], dtype=bool)
+        coarse[transfer.child_group[transfer.by_child[ranges(first, count)]]] = True
+        return coarse
+
     def prolong_with_frames(
         self, level: int, coarse: np.ndarray, method: Prolongation
     ) -> tuple[np.ndarray, TangentFrames]:
@@ -298,13 +307,13 @@ def _coarse_graph(keep: np.ndarray, coarse_index: np.ndarray, heads: np.ndarray,
 def _barycentric_weights(rest: np.ndarray, keep: np.ndarray, heads: np.ndarray, tails: np.ndarray, coarse_graph):
     """Interpolation of each removed vertex from the coarse triangle it lies in.
 
-    Candidates: the coarse triangles at the vertex's kept neighbours (it has one at least,
-    the set being maximal). The vertex is projected into each candidate's plane and takes
+    Candidates: the coarse triangles at the vertex's nearest kept neighbour (it has one at
+    least, the set being maximal). The vertex is projected into each candidate's plane and takes
     the one it lies deepest inside (the largest smallest barycentric coordinate), with its
     coordinates clipped at 0 (a vertex beyond the coarse border). Where no triangle is at
     hand (a strip one coarse edge wide), the nearest point on a coarse edge; failing that,
     the nearest kept neighbour. Returns parents and weights (PARENTS, n), fine-level
-    indices, zero for kept vertices (the caller sets them).
+    indices; the caller sets the kept vertices'.
     """
     count = keep.size
     kept_fine = np.flatnonzero(keep)

@@ -160,8 +160,10 @@ class Surface:
             touching = np.asanyarray(touching, dtype=bool)
             if touching.shape != (self.vertex_count,):
                 raise ValueError(f"touching must be ({self.vertex_count},), got {touching.shape}")
-            resting = touching.astype(DTYPE)
+            resting = touching
         self.settings.check(self.level_count, self.vertex_count)
+        if self._idle(d, resting):
+            return
         count = self.settings.substeps
         if count == 1:
             self._place(d, update=True, dt=dt, resting=resting)
@@ -172,11 +174,19 @@ class Surface:
             left = np.where(contact, goal - self._levels[-1].solution, 0.0)
             self._place(left / (count - i), update=True, dt=dt / count, resting=resting)
 
+    def _idle(self, d: np.ndarray, resting: np.ndarray | None) -> bool:
+        """A step that would change nothing: no push, no vertex resting on a collider, no
+        elastic offset left to relax (nor a new prolongation method to rebuild for). The
+        shape stays bit for bit, so most frames of a shot, away from contact, cost nothing."""
+        if self.settings.prolongation != self._built_for or (resting is not None and resting.any()):
+            return False
+        return not d.any() and not any(lv.elastic.any() for lv in self._levels)
+
     def _place(self, d: np.ndarray, update: bool, dt: float = 1.0, resting: np.ndarray | None = None) -> None:
         """One pass down (restriction) and up (response) the hierarchy.
 
-        ``resting`` (n,) marks vertices touching a collider; restricted like the displacement
-        (by max), it keeps their ancestors' offsets from relaxing too.
+        ``resting`` (n,) bool marks vertices touching a collider; restricted like the
+        displacement (by max: a parent rests when a child does), it keeps their ancestors' offsets from relaxing too.
         """
         settings = self.settings
         if settings.prolongation != self._built_for:
@@ -187,10 +197,10 @@ class Surface:
         lengths = [norm(v) for v in restricted]
         in_contact = [length > TINY for length in lengths]
         if resting is not None:
-            touch = [resting[None]]
+            touch = [resting]
             for j in range(self.level_count - 1, 0, -1):
-                touch.insert(0, self.hierarchy.restrict(j, np.repeat(touch[0], 3, axis=0), "max")[:1])
-            in_contact = [c | (t[0] > 0) for c, t in zip(in_contact, touch, strict=True)]
+                touch.insert(0, self.hierarchy.restrict_mask(j, touch[0]))
+            in_contact = [c | t for c, t in zip(in_contact, touch, strict=True)]
         coefficients = self._per_step(dt) if update else []
         # What damping held back on coarser levels this step, carried up like positions: each
         # level's share is measured against the undamped motion, so the split between levels

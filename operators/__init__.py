@@ -182,7 +182,7 @@ class OBJECT_OT_collision_response_bake(bpy.types.Operator):
         except simulation.Unusable as problem:
             return str(problem)
         key = self.obj.shape_key_add(name=f"{simulation.BAKED_PREFIX}{self.frame:04d}", from_mix=False)
-        key.data.foreach_set("co", positions.ravel())
+        key.points.foreach_set("co", positions.ravel())
         self.baked.append((self.frame, key))
         self.frame += 1
         return None

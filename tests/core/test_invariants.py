@@ -1,5 +1,7 @@
 """The ten invariants of ALGORITHM.md, on flat and bumpy grids up to 129 x 129."""
 
+import copy
+
 import numpy as np
 import pytest
 
@@ -112,6 +114,31 @@ def test_5_plastic_dent_stays_and_elasto_plastic_keeps_what_exceeded_the_yield()
     final = surface.positions.astype(np.float64) - rest
     assert final[centre, 2] == pytest.approx(-0.03, abs=1e-6)
     assert np.abs(np.delete(final, centre, axis=0)).max() == 0.0
+
+
+def test_a_step_with_nothing_to_do_is_skipped_and_skipping_changes_nothing():
+    zero = np.zeros((grid_rest(6).shape[0], 3))
+    # A plastic dent (yield limit 0: no elastic offset left to relax), then nothing touches it.
+    surface, dent, _ = press_and_release(24, seconds_after=0.0, yield_limit=0.0)
+    placed = copy.deepcopy(surface)
+    placed._idle = lambda d, resting: False  # the same state, placed all the same
+    finest = surface._levels[-1].solution
+    surface.step(zero, DT)
+    placed.step(zero, DT)
+    assert surface._levels[-1].solution is finest  # skipped: the shape stays as shown
+    np.testing.assert_array_equal(surface.positions, dent.astype(np.float32))
+    # Placing the unchanged state again gives it back but for float32 rounding (a contact
+    # step adds its push to the placed shape; a placement composes offsets in frames).
+    np.testing.assert_allclose(surface.positions, placed.positions, rtol=0, atol=1e-7)
+    # An elastic dent still relaxes, and a resting vertex still counts: no skip.
+    surface, _, _ = press_and_release(24, seconds_after=0.0, time_to_rest=0.5)
+    finest = surface._levels[-1].solution
+    surface.step(zero, DT)
+    assert surface._levels[-1].solution is not finest
+    surface, _, _ = press_and_release(24, seconds_after=0.0, yield_limit=0.0)
+    finest = surface._levels[-1].solution
+    surface.step(zero, DT, touching=np.arange(zero.shape[0]) == 5)
+    assert surface._levels[-1].solution is not finest
 
 
 def damped_press(fps, coarse_share):

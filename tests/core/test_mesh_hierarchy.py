@@ -157,3 +157,20 @@ def test_the_cache_builds_once_per_topology_and_rest_shape():
     assert cache.get(moved, triangles.ravel(), sizes) is not first
     assert cache.get(rest, triangles[:-1].ravel(), sizes[:-1]) is not first
     assert cache.builds == 3
+
+
+@pytest.mark.parametrize("kind", ["grid", "mesh"])
+def test_restricting_a_mask_marks_exactly_the_parents_max_restriction_moves(kind):
+    if kind == "grid":
+        hierarchy = GridHierarchy(5)
+    else:
+        rest, triangles = shuffled_triangulated_grid(5)
+        hierarchy = MeshHierarchy.from_triangles(rest, triangles)
+    rng = np.random.default_rng(3)
+    for j in range(len(hierarchy.sizes) - 1, 0, -1):
+        mask = rng.random(hierarchy.sizes[j]) < 0.05
+        expected = hierarchy.restrict(j, np.repeat(mask[None].astype(np.float32), 3, axis=0), "max")[0] > 0
+        got = hierarchy.restrict_mask(j, mask)
+        assert got.dtype == bool and got.any()
+        assert j < len(hierarchy.sizes) - 1 or not got.all()  # a mask, not everything
+        np.testing.assert_array_equal(got, expected)
