@@ -186,7 +186,8 @@ class Surface:
         """One pass down (restriction) and up (response) the hierarchy.
 
         ``resting`` (n,) bool marks vertices touching a collider; restricted like the
-        displacement (by max: a parent rests when a child does), it keeps their ancestors' offsets from relaxing too.
+        displacement (by max: a parent rests when a child does), it keeps their ancestors'
+        offsets from relaxing too.
         """
         settings = self.settings
         if settings.prolongation != self._built_for:
