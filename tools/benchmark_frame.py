@@ -6,7 +6,8 @@ whose silhouette covers a fifth of the grid sinks in over 15 frames, then holds.
 add-on's frame update (what playback runs each frame) is timed against Shrinkwrap (Project,
 both directions) evaluated on the same grid and ball, in one process. The 66k grid runs again
 bound to an armature (one bone, swaying): the posed path, which reads the evaluated mesh and
-maps pushes back through the armature.
+maps pushes back through the armature. Then the same grid with the ball kept away: a frame
+without contact.
 
 Usage: .venv/bin/python tools/benchmark_frame.py
 """
@@ -55,10 +56,13 @@ def scene_with(subdivisions: int, rigged: bool = False):
     return scene, grid, ball
 
 
-def frame_times(subdivisions: int, rigged: bool = False) -> tuple[list[float], int, list[int]]:
+def frame_times(subdivisions: int, rigged: bool = False, away: bool = False) -> tuple[list[float], int, list[int]]:
     from importlib import import_module
 
-    scene, grid, _ = scene_with(subdivisions, rigged)
+    scene, grid, ball = scene_with(subdivisions, rigged)
+    if away:  # the ball never comes near: what an enabled mesh costs on a frame without contact
+        ball.animation_data_clear()
+        ball.location.z = 3.0
     addon = next(name for name in bpy.context.preferences.addons.keys() if name.endswith("collision_response"))
     handlers, simulation = import_module(addon + ".handlers"), import_module(addon + ".simulation")
     for obj in bpy.context.view_layer.objects:
@@ -76,9 +80,12 @@ def frame_times(subdivisions: int, rigged: bool = False) -> tuple[list[float], i
     return timings, len(grid.data.vertices), simulation.get(grid).surface.hierarchy.sizes
 
 
-def shrinkwrap_time(subdivisions: int) -> float:
+def shrinkwrap_time(subdivisions: int, away: bool = False) -> float:
     scene, grid, ball = scene_with(subdivisions)
     scene.frame_set(16)
+    if away:
+        ball.animation_data_clear()
+        ball.location.z = 3.0
     modifier = grid.modifiers.new("Shrinkwrap", "SHRINKWRAP")
     modifier.wrap_method, modifier.target = "PROJECT", ball
     modifier.use_negative_direction = modifier.use_positive_direction = True
@@ -105,6 +112,9 @@ def main() -> None:
         print(f"  {vertices:,} vertices ({kind} hierarchy, {len(sizes)} levels): Shrinkwrap {shrinkwrap:.1f} ms")
         print(f"    ball sinking {sinking:6.1f} ms  {sinking / shrinkwrap:5.2f} x Shrinkwrap")
         print(f"    ball held    {holding:6.1f} ms  {holding / shrinkwrap:5.2f} x Shrinkwrap")
+        timings, _, _ = frame_times(subdivisions, away=True)
+        idle, shrinkwrap_idle = statistics.median(timings) * 1e3, shrinkwrap_time(subdivisions, away=True) * 1e3
+        print(f"    ball away    {idle:6.1f} ms  {idle / shrinkwrap_idle:5.2f} x Shrinkwrap ({shrinkwrap_idle:.1f} ms)")
         if subdivisions == 256:
             timings, _, _ = frame_times(subdivisions, rigged=True)
             sinking, holding = statistics.median(timings[2:14]) * 1e3, statistics.median(timings[16:]) * 1e3
