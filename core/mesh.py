@@ -164,8 +164,7 @@ class MeshHierarchy:
             return coarse
         # The entries of the moving children only (a few percent of all, in a press), in
         # their stored order (by coarse vertex), so ties break as in a dense pass.
-        first, count = transfer.child_start[moving], np.diff(transfer.child_start)[moving]
-        entries = np.sort(transfer.by_child[ranges(first, count)])
+        entries = np.sort(_entries_of(transfer, moving))
         group = transfer.child_group[entries]
         child = transfer.child_fine[entries]
         ids, best = group_argmax(group, lengths[child])
@@ -181,10 +180,8 @@ class MeshHierarchy:
     def restrict_mask(self, level: int, fine: np.ndarray) -> np.ndarray:
         """Coarse vertices of ``level - 1`` with a marked child."""
         transfer = self._transfers[level - 1]
-        marked = np.flatnonzero(fine)
-        first, count = transfer.child_start[marked], np.diff(transfer.child_start)[marked]
         coarse = np.zeros(self.sizes[level - 1], dtype=bool)
-        coarse[transfer.child_group[transfer.by_child[ranges(first, count)]]] = True
+        coarse[transfer.child_group[_entries_of(transfer, np.flatnonzero(fine))]] = True
         return coarse
 
     def prolong_with_frames(
@@ -207,6 +204,12 @@ class MeshHierarchy:
     def level_vertices(self, level: int) -> np.ndarray:
         """Mesh vertex indices of the vertices of ``level``."""
         return self._members[level]
+
+
+def _entries_of(transfer: _Transfer, children: np.ndarray) -> np.ndarray:
+    """The (coarse, child) entries of the given fine vertices, by child."""
+    first, count = transfer.child_start[children], np.diff(transfer.child_start)[children]
+    return transfer.by_child[ranges(first, count)]
 
 
 def _interpolate(source: np.ndarray, parents: np.ndarray, weights: np.ndarray) -> np.ndarray:

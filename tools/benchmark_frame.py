@@ -28,7 +28,7 @@ sys.path.insert(0, str(ROOT / "tools"))
 from build_extension import build  # noqa: E402
 
 
-def scene_with(subdivisions: int, rigged: bool = False):
+def scene_with(subdivisions: int, rigged: bool = False, away: bool = False):
     bpy.ops.wm.read_homefile(use_empty=True)
     scene = bpy.context.scene
     scene.frame_start, scene.frame_end = 1, 30
@@ -39,6 +39,9 @@ def scene_with(subdivisions: int, rigged: bool = False):
     ball.keyframe_insert("location", frame=1)
     ball.location.z = 0.42
     ball.keyframe_insert("location", frame=16)
+    if away:  # the ball never comes near: a frame without contact
+        ball.animation_data_clear()
+        ball.location.z = 3.0
     if rigged:
         rig = bpy.data.objects.new("Rig", bpy.data.armatures.new("Rig"))
         scene.collection.objects.link(rig)
@@ -59,10 +62,7 @@ def scene_with(subdivisions: int, rigged: bool = False):
 def frame_times(subdivisions: int, rigged: bool = False, away: bool = False) -> tuple[list[float], int, list[int]]:
     from importlib import import_module
 
-    scene, grid, ball = scene_with(subdivisions, rigged)
-    if away:  # the ball never comes near: what an enabled mesh costs on a frame without contact
-        ball.animation_data_clear()
-        ball.location.z = 3.0
+    scene, grid, _ = scene_with(subdivisions, rigged, away)
     addon = next(name for name in bpy.context.preferences.addons.keys() if name.endswith("collision_response"))
     handlers, simulation = import_module(addon + ".handlers"), import_module(addon + ".simulation")
     for obj in bpy.context.view_layer.objects:
@@ -81,11 +81,8 @@ def frame_times(subdivisions: int, rigged: bool = False, away: bool = False) -> 
 
 
 def shrinkwrap_time(subdivisions: int, away: bool = False) -> float:
-    scene, grid, ball = scene_with(subdivisions)
+    scene, grid, ball = scene_with(subdivisions, away=away)
     scene.frame_set(16)
-    if away:
-        ball.animation_data_clear()
-        ball.location.z = 3.0
     modifier = grid.modifiers.new("Shrinkwrap", "SHRINKWRAP")
     modifier.wrap_method, modifier.target = "PROJECT", ball
     modifier.use_negative_direction = modifier.use_positive_direction = True
