@@ -7,6 +7,9 @@ it, plus a standoff. A vertex is inside when the first face its ray meets faces 
 ray (it is leaving the volume). The side a vertex is pressed from is chosen at first contact
 and kept while contact lasts, so a collider that goes deep or through a thin sheet never
 flips the dent.
+
+A vertex resting on a still rigid collider needs no ray: where the last ray found it on a
+face, the plane of that face answers until the vertex moves away (most of a held press).
 """
 
 from collections.abc import Callable
@@ -40,7 +43,7 @@ class CollisionQuery:
         self.caster = RayCaster(scene, owner)
         self.side = np.zeros(0, dtype=np.int8)  # +1: pushed against its normal, -1: along it
         self._previous: dict[str, np.ndarray] = {}  # collider name -> last world matrix
-        self._last: tuple | None = None  # the last query: what it depended on, and its answers
+        self._resting: _Resting | None = None  # where vertices rest, while nothing else moves
 
     def displacements(
         self,
@@ -68,43 +71,45 @@ class CollisionQuery:
         moves = self._moves(colliders)
         if not near.any():
             self.side[:] = 0
-            self._last = None
+            self._resting = None
             return contact
         if callable(normals):
             normals = normals()
-        # A held press repeats itself: with rigid colliders that have not moved, a vertex
-        # at the same place with the same normal gets the same answer, without a ray.
+        queried = np.flatnonzero(near)
+        points = positions[queried] @ matrix[:3, :3].T + matrix[:3, 3]
+        normal_world = _unit(normals[queried] @ inverse[:3, :3])  # normals: the inverse transpose
+        # A held press: vertices resting on rigid colliders that have not moved (nor the mesh)
+        # keep resting, without a ray, while the plane they rest on says so.
         state = (
             [(c.obj.name, np.array(c.obj.matrix_world).tobytes()) for c in colliders],
             matrix.tobytes(),
             friction,
             standoff,
         )
-        same = np.zeros(count, dtype=bool)
-        if self._last is not None and self._last[0] == state and all(c.rigid for c in colliders):
-            _, last_positions, last_normals, last_displacement, last_touching = self._last
-            if last_positions.shape == positions.shape:
-                candidates_same = np.flatnonzero(near)
-                unchanged = np.all(positions[candidates_same] == last_positions[candidates_same], axis=1)
-                unchanged &= np.all(normals[candidates_same] == last_normals[candidates_same], axis=1)
-                same[candidates_same[unchanged]] = True
-                contact.displacement[same] = last_displacement[same]
-                contact.touching[same] = last_touching[same]
-        queried = np.flatnonzero(near & ~same)
+        tolerance = TOUCH_TOLERANCE * min(c.radius for c in colliders)
+        resting = self._resting
+        if resting is None or resting.state != state or resting.origin.shape[0] != count:
+            resting = self._resting = _Resting(state, count)
+        if all(c.rigid for c in colliders):
+            inward = -normal_world * self.side[queried, None]
+            still = resting.still(queried, points, inward, standoff, tolerance)
+            contact.touching[queried[still]] = True
+            queried, points, normal_world = queried[~still], points[~still], normal_world[~still]
         contact.queried = queried.size
         if queried.size:
-            points = positions[queried] @ matrix[:3, :3].T + matrix[:3, 3]
-            normal_world = _unit(normals[queried] @ inverse[:3, :3])  # normals: the inverse transpose
             motion = [points @ move[:3, :3].T + move[:3, 3] - points for move in moves]
-            push_world, touching = self._push(colliders, points, normal_world, motion, queried, friction, standoff)
+            push_world, touching, planes = self._push(
+                colliders, points, normal_world, motion, queried, friction, standoff
+            )
             target = points + push_world
             local = target @ inverse[:3, :3].T + inverse[:3, 3]
             contact.displacement[queried] = local - positions[queried]
             contact.touching[queried] = touching
+            resting.record(queried, points, touching, planes)
         # A vertex out of contact forgets its side (queried ones in _push): the next contact
         # chooses again.
         self.side[~near] = 0
-        self._last = (state, positions.copy(), normals.copy(), contact.displacement, contact.touching)
+        resting.forget(~near)
         return contact
 
     def _moves(self, colliders: list[Collider]) -> list[np.ndarray]:
@@ -120,17 +125,21 @@ class CollisionQuery:
 
     def _cast(self, objects, points, directions, flip, forward, backward, ahead, behind) -> None:
         """One evaluation: rays ahead for the ``forward`` vertices and behind for the
-        ``backward`` ones (masks), written into ``ahead`` and ``behind`` (k, m)."""
+        ``backward`` ones (masks), written into ``ahead`` and ``behind``: each a pair of
+        signed distances (k, m) and outward face normals (k, m, 3)."""
         f, b = np.flatnonzero(forward), np.flatnonzero(backward)
         if f.size + b.size == 0:
             return
         origins = np.concatenate([points[f], points[b]])
         rays = np.concatenate([directions[:, f], -directions[:, b]], axis=1)
-        signed = self.caster.cast(objects, origins, rays) * flip
-        ahead[:, f], behind[:, b] = signed[:, : f.size], signed[:, f.size :]
+        signed, normals = self.caster.cast(objects, origins, rays)
+        signed, normals = signed * flip, normals * flip[:, :, None]
+        ahead[0][:, f], behind[0][:, b] = signed[:, : f.size], signed[:, f.size :]
+        ahead[1][:, f], behind[1][:, b] = normals[:, : f.size], normals[:, f.size :]
 
     def _push(self, colliders, points, normals, motions, queried, friction, standoff):
-        """World-space push vectors and touching flags for the queried vertices."""
+        """World-space push vectors and touching flags for the queried vertices, and the
+        plane each touching one rests on (a point and the outward normal, (t, 3) each)."""
         side = self.side[queried]
         was_in_contact = side != 0
         undecided = np.flatnonzero(side == 0)
@@ -144,8 +153,10 @@ class CollisionQuery:
         # Signed distances to the first face ahead (along the push) and behind. Ahead > 0 or
         # behind > 0: inside (the ray leaves the volume through that face), and ahead is the
         # way out; behind < 0: outside, and -behind is the gap to the collider.
-        ahead = np.full((len(colliders), points.shape[0]), np.nan)
-        behind = np.full_like(ahead, np.nan)
+        # Each comes with the faces' outward normals (k, m, 3).
+        shape = (len(colliders), points.shape[0])
+        ahead_hits = (np.full(shape, np.nan), np.full((*shape, 3), np.nan))
+        behind_hits = (np.full(shape, np.nan), np.full((*shape, 3), np.nan))
         # Each vertex casts the ray it most likely needs first: a vertex that was in contact
         # while its collider holds still or retreats is resting on it (behind), one whose
         # collider advances along the push is inside again (ahead), a new one is inside.
@@ -153,13 +164,14 @@ class CollisionQuery:
         for motion, direction in zip(motions, directions, strict=True):
             advancing |= np.einsum("ij,ij->i", motion, direction) > 0
         back_first = was_in_contact & ~advancing
-        self._cast(objects, points, directions, flip, ~back_first, back_first, ahead, behind)
+        self._cast(objects, points, directions, flip, ~back_first, back_first, ahead_hits, behind_hits)
         # The other ray only where the first left the answer open: the way out of an inside
         # vertex found from behind; the gap of an outside vertex that was in contact (or, with
         # a standoff, of any): a vertex never in contact has no offsets to keep.
-        need_ahead = back_first & (behind > 0).any(axis=0)
-        need_gap = ~back_first & ~(ahead > 0).any(axis=0) & (was_in_contact | (standoff > 0))
-        self._cast(objects, points, directions, flip, need_ahead, need_gap, ahead, behind)
+        need_ahead = back_first & (behind_hits[0] > 0).any(axis=0)
+        need_gap = ~back_first & ~(ahead_hits[0] > 0).any(axis=0) & (was_in_contact | (standoff > 0))
+        self._cast(objects, points, directions, flip, need_ahead, need_gap, ahead_hits, behind_hits)
+        ahead, behind = ahead_hits[0], behind_hits[0]
         inside = ahead > 0
         length = np.where(inside, ahead + standoff, 0.0)
         gap = np.where(~inside & (behind <= 0), -behind, np.inf)  # 0: on the face
@@ -180,7 +192,73 @@ class CollisionQuery:
         touching &= ~pushed
         side[~(pushed | touching)] = 0
         self.side[queried] = side
-        return push, touching
+        rests = np.flatnonzero(touching)
+        planes = _nearest_faces(points[rests], directions[:, rests], [h[:, rests] for h in ahead_hits + behind_hits])
+        return push, touching, planes
+
+
+class _Resting:
+    """Where vertices rest on colliders, as their last rays found them (world space): the
+    rays' origin, and the plane of the face met (a point and the outward normal), where
+    ``rests``. Valid while ``state`` holds: the colliders' and the mesh's matrices, friction
+    and standoff."""
+
+    def __init__(self, state: tuple, count: int):
+        self.state = state
+        self.rests = np.zeros(count, dtype=bool)
+        self.origin, self.point, self.normal = (np.zeros((count, 3)) for _ in range(3))
+
+    def still(self, index, points, inward, standoff: float, tolerance: float) -> np.ndarray:
+        """Which vertices ``index``, now at ``points`` and pushed along ``inward`` (unit), still
+        rest: moved less than half the touching tolerance since their ray, their push facing
+        the plane's normal, and the plane at the standoff along the push, within half the
+        tolerance. A ray would find the same face (or one as near): a resting vertex."""
+        still = np.zeros(index.size, dtype=bool)
+        candidates = np.flatnonzero(self.rests[index])
+        if candidates.size == 0:
+            return still
+        which, points, inward = index[candidates], points[candidates], inward[candidates]
+        offset = points - self.origin[which]
+        normal = self.normal[which]
+        moved = np.einsum("ij,ij->i", offset, offset) <= (tolerance / 2) ** 2
+        facing = np.einsum("ij,ij->i", normal, inward)
+        height = np.einsum("ij,ij->i", points - self.point[which], normal)  # above the plane
+        still[candidates] = moved & (facing >= 0.5) & (np.abs(height - standoff * facing) <= facing * tolerance / 2)
+        return still
+
+    def record(self, index, points, touching, planes) -> None:
+        """What the rays of vertices ``index`` found: those ``touching`` rest on ``planes``."""
+        point, normal = planes
+        found = np.isfinite(normal).all(axis=1)
+        self.rests[index] = False
+        resting = index[touching][found]
+        self.rests[resting] = True
+        self.origin[resting], self.point[resting], self.normal[resting] = (
+            points[touching][found],
+            point[found],
+            normal[found],
+        )
+
+    def forget(self, which) -> None:
+        self.rests[which] = False
+
+
+def _nearest_faces(points, directions, hits) -> tuple[np.ndarray, np.ndarray]:
+    """For each vertex, the nearest face either of its rays met, of any collider: a point on
+    it and its outward normal, (m, 3) each, nan where no ray met a face. ``hits``: the
+    distances and normals ahead, then behind ((k, m) and (k, m, 3))."""
+    count = len(directions)
+    distance = np.abs(np.concatenate([hits[0], hits[2]]))  # (2k, m): ahead rays, then behind
+    distance = np.where(np.isnan(distance), np.inf, distance)
+    nearest = np.argmin(distance, axis=0)
+    pick = np.arange(points.shape[0])
+    along = distance[nearest, pick]
+    met = np.isfinite(along)
+    along = np.where(met, np.where(nearest < count, along, -along), 0.0)  # behind: backwards
+    point = points + directions[nearest % count, pick] * along[:, None]
+    normal = np.concatenate([hits[1], hits[3]])[nearest, pick]
+    point[~met] = normal[~met] = np.nan
+    return point, normal
 
 
 def _first_contact_side(colliders: list[Collider], points: np.ndarray, normals: np.ndarray) -> np.ndarray:

@@ -19,7 +19,8 @@ MISS = -1e30
 class RayCaster:
     """Casts rays from points against a list of collider objects (world space).
 
-    ``cast(colliders, origins, directions)``: signed distances to the first face hit.
+    ``cast(colliders, origins, directions)``: signed distances to the first face hit, and
+    that face's normal.
     """
 
     def __init__(self, scene: bpy.types.Scene, owner: str = ""):
@@ -42,9 +43,10 @@ class RayCaster:
         return obj
 
     def _build_tree(self, colliders: list[bpy.types.Object]) -> bpy.types.NodeTree:
-        """One raycast and one stored value per collider: the signed distance to the first
-        face hit (see ``cast``). Each Store node evaluates its field afresh, so storing hit,
-        distance and normal separately would cast every ray three times."""
+        """One raycast and one stored value per collider: the first face's normal and the
+        signed distance to it (see ``cast``), as one colour (x, y, z, distance). Each Store
+        node evaluates its field afresh, so storing them separately would cast every ray
+        twice."""
         tree = cast(bpy.types.GeometryNodeTree, bpy.data.node_groups.new(self.name, "GeometryNodeTree"))
         # fake-bpy-module's stub lists only 'DEFAULT' as a socket type; Blender takes any.
         tree.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")  # type: ignore[arg-type]
@@ -83,11 +85,17 @@ class RayCaster:
             value = _math(nodes, "ADD")
             links.new(kept.outputs[0], value.inputs[0])
             links.new(missed.outputs[0], value.inputs[1])
+            normal = nodes.new("ShaderNodeSeparateXYZ")
+            links.new(raycast.outputs["Hit Normal"], normal.inputs[0])
+            packed = nodes.new("FunctionNodeCombineColor")  # RGB mode: no clamping
+            for axis, channel in enumerate(("Red", "Green", "Blue")):
+                links.new(normal.outputs[axis], packed.inputs[channel])
+            links.new(value.outputs[0], packed.inputs["Alpha"])
             store = nodes.new("GeometryNodeStoreNamedAttribute")
-            store.data_type = "FLOAT"
-            store.inputs["Name"].default_value = f"signed{i}"
+            store.data_type = "FLOAT_COLOR"
+            store.inputs["Name"].default_value = f"hit{i}"
             links.new(geometry, store.inputs["Geometry"])
-            links.new(value.outputs[0], store.inputs["Value"])
+            links.new(packed.outputs[0], store.inputs["Value"])
             geometry = store.outputs["Geometry"]
         links.new(geometry, nodes.new("NodeGroupOutput").inputs[0])
         return tree
@@ -111,15 +119,19 @@ class RayCaster:
 
     # -- casting --------------------------------------------------------------------------------
 
-    def cast(self, colliders: list[bpy.types.Object], origins: np.ndarray, directions: np.ndarray) -> np.ndarray:
+    def cast(
+        self, colliders: list[bpy.types.Object], origins: np.ndarray, directions: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Signed distances (k, n) from ``origins`` (n, 3) along ``directions`` (k, n, 3), one
         direction set per collider, to the first face of that collider: positive where the
         face faces along the ray (the ray leaves the volume there), negative where it faces
-        against it (the ray enters), ``nan`` where nothing is hit."""
+        against it (the ray enters), ``nan`` where nothing is hit. And that face's normal as
+        the mesh has it (k, n, 3), world space, ``nan`` where nothing is hit."""
         count, k = origins.shape[0], len(colliders)
         signed = np.full((k, count), np.nan, dtype=np.float32)
+        normals = np.full((k, count, 3), np.nan, dtype=np.float32)
         if count == 0 or k == 0:
-            return signed
+            return signed, normals
         obj = self._prepare(colliders)
         mesh = cast(bpy.types.Mesh, obj.data)  # the helper is always our own mesh
         if len(mesh.vertices) != count:  # resizing costs about 10 us: exact size each cast
@@ -136,11 +148,13 @@ class RayCaster:
         depsgraph = bpy.context.evaluated_depsgraph_get()
         depsgraph.update()
         evaluated = cast(bpy.types.Mesh, obj.evaluated_get(depsgraph).data)
-        values = np.empty(count, dtype=np.float32)
+        values = np.empty((count, 4), dtype=np.float32)
         for i in range(k):
-            evaluated.attributes[f"signed{i}"].data.foreach_get("value", values)
-            signed[i] = np.where(values <= MISS / 2, np.nan, values)
-        return signed
+            evaluated.attributes[f"hit{i}"].data.foreach_get("color", values.ravel())
+            hit = values[:, 3] > MISS / 2
+            signed[i, hit] = values[hit, 3]
+            normals[i, hit] = values[hit, :3]
+        return signed, normals
 
 
 def _math(nodes, operation: str):

@@ -11,3 +11,8 @@ TINY = 1e-12
 
 #: Fraction left after a "time to rest" or a "response time": 99 % of the way there.
 SETTLED_FRACTION = 0.01
+
+#: Elastic offsets that relax below this fraction of the object's size (float32 resolution
+#: there) become exactly 0: a surface out of contact comes to rest in finite time, and its
+#: steps can be skipped, instead of shrinking geometrically for hundreds of frames.
+NEGLIGIBLE = 1e-7

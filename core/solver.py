@@ -10,7 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .constants import DTYPE, TINY
+from .constants import DTYPE, NEGLIGIBLE, TINY
 from .frames import to_frame, to_object
 from .hierarchy import FrameBasis, Hierarchy
 from .settings import PROPERTIES, LevelSettings
@@ -63,6 +63,7 @@ class Surface:
         self.hierarchy = hierarchy
         self.settings = settings or LevelSettings.uniform(len(hierarchy.sizes))
         self.settings.check(self.level_count, self.vertex_count)
+        self._negligible = DTYPE(NEGLIGIBLE * (float(np.linalg.norm(np.ptp(rest, axis=0))) or 1.0))
         self._build_levels(np.ascontiguousarray(rest.T, dtype=DTYPE))
         self._cache_key: tuple = ()
         self._coefficients: list[_Coefficients] = []
@@ -175,12 +176,30 @@ class Surface:
             self._place(left / (count - i), update=True, dt=dt / count, resting=resting)
 
     def _idle(self, d: np.ndarray, resting: np.ndarray | None) -> bool:
-        """A step that would change nothing: no push, no vertex resting on a collider, no
-        elastic offset left to relax (nor a new prolongation method to rebuild for). The
-        shape stays bit for bit, so most frames of a shot, away from contact, cost nothing."""
-        if self.settings.prolongation != self._built_for or (resting is not None and resting.any()):
+        """A step that would change nothing: no push, and no elastic offset left to relax
+        (each is 0 or kept by a vertex resting on a collider), nor a new prolongation method
+        to rebuild for. The shape stays bit for bit, so most frames of a shot (away from
+        contact, or a press held still once it has settled) cost next to nothing."""
+        if self.settings.prolongation != self._built_for or d.any():
             return False
-        return not d.any() and not any(lv.elastic.any() for lv in self._levels)
+        touch = self._touch_masks(resting)
+        for j, lv in enumerate(self._levels):
+            relaxing = lv.elastic.any(axis=0)
+            if touch is not None:
+                relaxing &= ~touch[j]
+            if relaxing.any():
+                return False
+        return True
+
+    def _touch_masks(self, resting: np.ndarray | None) -> list[np.ndarray] | None:
+        """``resting`` (n,) restricted to every level, coarse to fine: a parent rests when a
+        child does."""
+        if resting is None or not resting.any():
+            return None
+        touch = [resting]
+        for j in range(self.level_count - 1, 0, -1):
+            touch.insert(0, self.hierarchy.restrict_mask(j, touch[0]))
+        return touch
 
     def _place(self, d: np.ndarray, update: bool, dt: float = 1.0, resting: np.ndarray | None = None) -> None:
         """One pass down (restriction) and up (response) the hierarchy.
@@ -197,10 +216,8 @@ class Surface:
             restricted.insert(0, self.hierarchy.restrict(j, restricted[0], settings.restriction))
         lengths = [norm(v) for v in restricted]
         in_contact = [length > TINY for length in lengths]
-        if resting is not None:
-            touch = [resting]
-            for j in range(self.level_count - 1, 0, -1):
-                touch.insert(0, self.hierarchy.restrict_mask(j, touch[0]))
+        touch = self._touch_masks(resting)
+        if touch is not None:
             in_contact = [c | t for c, t in zip(in_contact, touch, strict=True)]
         coefficients = self._per_step(dt) if update else []
         # What damping held back on coarser levels this step, carried up like positions: each
@@ -226,12 +243,13 @@ class Surface:
                 )
             lv.solution = placed
 
-    @staticmethod
-    def _relax(lv: _Level, in_contact: np.ndarray, c: _Coefficients) -> None:
-        """Elastic offsets out of contact shrink by the relaxation fraction; contact keeps them."""
+    def _relax(self, lv: _Level, in_contact: np.ndarray, c: _Coefficients) -> None:
+        """Elastic offsets out of contact shrink by the relaxation fraction; contact keeps them.
+        What shrinks below float32 resolution at the object's size becomes exactly 0."""
         if not np.any(c.relaxation):
             return
         lv.elastic *= np.where(in_contact, DTYPE(1), c.kept)
+        lv.elastic[np.abs(lv.elastic) < self._negligible] = 0
 
     @staticmethod
     def _respond(

@@ -199,21 +199,47 @@ def test_text_and_curves_with_geometry_collide():
     check_against_reference(obj, positions, contact, [ring])  # a ring lying in the sheet: pressed down
 
 
-def test_a_held_press_reuses_its_answers_until_something_moves():
+def test_vertices_resting_on_a_still_collider_need_no_ray_until_they_move():
     obj, positions, normals = grid()
     ball = sphere()
     query = CollisionQuery(bpy.context.scene)
     first = query.displacements(obj, positions, normals, [ball])
-    again = query.displacements(obj, positions, normals, [ball])
-    assert first.queried > 100 and again.queried == 0  # nothing moved: no ray cast
-    np.testing.assert_array_equal(again.displacement, first.displacement)
-    np.testing.assert_array_equal(again.touching, first.touching)
-    nudged = positions.copy()
-    moved_vertex = int(np.argmax(np.linalg.norm(first.displacement, axis=1)))  # the dent's middle
-    nudged[moved_vertex, 2] -= 0.01
-    partly = query.displacements(obj, nudged, normals, [ball])
-    assert partly.queried == 1  # only the vertex that moved
-    assert partly.displacement[moved_vertex, 2] == pytest.approx(first.displacement[moved_vertex, 2] + 0.01, abs=2e-4)
-    ball.location.z -= 0.01
+    pressed = np.linalg.norm(first.displacement, axis=1) > 0
+    on_ball = positions + first.displacement  # where the solver's last level puts them
+    resting = query.displacements(obj, on_ball, normals, [ball])
+    assert pressed.sum() > 100 and resting.touching[pressed].all() and not resting.displacement.any()
+    assert resting.queried > pressed.sum()  # every near vertex cast a ray: none rested before
+    # Jittered by a quarter of the touching tolerance (1e-4 of the ball's 0.4 radius): the
+    # resting vertices keep resting without a ray, and a query with the same history that
+    # casts every ray (its resting record dropped) agrees.
+    jitter = np.random.default_rng(1).uniform(-1e-5, 1e-5, positions.shape).astype(np.float32)
+    held = query.displacements(obj, on_ball + jitter, normals, [ball])
+    assert held.queried == resting.queried - resting.touching.sum()  # only those not resting
+    casting = CollisionQuery(bpy.context.scene)
+    for step in (positions, on_ball):
+        casting.displacements(obj, step, normals, [ball])
+    casting._resting = None
+    cast = casting.displacements(obj, on_ball + jitter, normals, [ball])
+    assert cast.queried == resting.queried
+    np.testing.assert_array_equal(held.touching, cast.touching)
+    np.testing.assert_array_equal(held.displacement, cast.displacement)
+    assert not held.displacement.any()
+    # One resting vertex pushed 1 cm into the ball: a ray. Another pulled 1 cm away: it
+    # leaves the broad phase (the ball's bounding sphere) and forgets where it rested.
+    deepest_first = np.flatnonzero(pressed)[np.argsort(on_ball[pressed, 2])]
+    into, away = deepest_first[0], deepest_first[-1]
+    moved = on_ball.copy()
+    moved[into, 2] += 0.01
+    moved[away, 2] -= 0.01
+    not_resting = resting.queried - held.touching.sum()
+    again = query.displacements(obj, moved, normals, [ball])
+    assert again.queried == not_resting + 1
+    assert again.displacement[into] == pytest.approx([0, 0, -0.01], abs=1e-4)
+    assert not again.touching[away] and not again.displacement[away].any()
+    back = query.displacements(obj, on_ball, normals, [ball])
+    assert back.queried == not_resting + 2  # both cast again, though back where they rested
+    assert back.touching[into] and not back.displacement[[into, away]].any()  # on the ball again
+    ball.location.z -= 0.01  # the collider moves: every near vertex casts again
     bpy.context.view_layer.update()
-    assert query.displacements(obj, positions, normals, [ball]).queried > 100  # the collider moved
+    near = CollisionQuery(bpy.context.scene).displacements(obj, on_ball, normals, [ball]).queried
+    assert query.displacements(obj, on_ball, normals, [ball]).queried == near > resting.queried

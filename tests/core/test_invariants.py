@@ -130,15 +130,27 @@ def test_a_step_with_nothing_to_do_is_skipped_and_skipping_changes_nothing():
     # Placing the unchanged state again gives it back but for float32 rounding (a contact
     # step adds its push to the placed shape; a placement composes offsets in frames).
     np.testing.assert_allclose(surface.positions, placed.positions, rtol=0, atol=1e-7)
-    # An elastic dent still relaxes, and a resting vertex still counts: no skip.
+    # A resting vertex keeps elastic offsets from relaxing: with none to keep, still a skip.
+    surface.step(zero, DT, touching=np.arange(zero.shape[0]) == 5)
+    assert surface._levels[-1].solution is finest
+    # An elastic dent relaxes: no skip, unless every elastic offset is kept by a resting
+    # vertex (here: all of them rest; then all but one with an offset of its own).
     surface, _, _ = press_and_release(24, seconds_after=0.0, time_to_rest=0.5)
     finest = surface._levels[-1].solution
-    surface.step(zero, DT)
+    surface.step(zero, DT, touching=np.ones(zero.shape[0], dtype=bool))
+    assert surface._levels[-1].solution is finest
+    let_go = surface._levels[-1].elastic.any(axis=0)
+    assert let_go.sum() > 10
+    surface.step(zero, DT, touching=np.arange(zero.shape[0]) != np.flatnonzero(let_go)[0])
     assert surface._levels[-1].solution is not finest
-    surface, _, _ = press_and_release(24, seconds_after=0.0, yield_limit=0.0)
+    # Let go, it relaxes back to rest, and its elastic offsets reach exactly 0 (below float32
+    # resolution at the surface's size they are flushed): then its steps are skipped too.
+    after = run(surface, [], 2.0, 24)
+    assert not any(level.elastic.any() for level in surface._levels)
+    np.testing.assert_allclose(after[-1], grid_rest(6), rtol=0, atol=1e-6)
     finest = surface._levels[-1].solution
-    surface.step(zero, DT, touching=np.arange(zero.shape[0]) == 5)
-    assert surface._levels[-1].solution is not finest
+    surface.step(zero, DT)
+    assert surface._levels[-1].solution is finest
 
 
 def damped_press(fps, coarse_share):
