@@ -6,8 +6,9 @@ whose silhouette covers a fifth of the grid sinks in over 15 frames, then holds.
 add-on's frame update (what playback runs each frame) is timed against Shrinkwrap (Project,
 both directions) evaluated on the same grid and ball, in one process. The 66k grid runs again
 bound to an armature (one bone, swaying): the posed path, which reads the evaluated mesh and
-maps pushes back through the armature. Then the same grid with the ball kept away: a frame
-without contact.
+maps pushes back through the armature. Then a press held until it settles (the Soft Clay
+preset, frames 46-60: vertices rest on the ball), and the same grid with the ball kept
+away: a frame without contact.
 
 Usage: .venv/bin/python tools/benchmark_frame.py
 """
@@ -59,7 +60,9 @@ def scene_with(subdivisions: int, rigged: bool = False, away: bool = False):
     return scene, grid, ball
 
 
-def frame_times(subdivisions: int, rigged: bool = False, away: bool = False) -> tuple[list[float], int, list[int]]:
+def frame_times(
+    subdivisions: int, rigged: bool = False, away: bool = False, preset: str = "", last: int = 30
+) -> tuple[list[float], int, list[int]]:
     from importlib import import_module
 
     scene, grid, _ = scene_with(subdivisions, rigged, away)
@@ -69,8 +72,12 @@ def frame_times(subdivisions: int, rigged: bool = False, away: bool = False) -> 
         obj.select_set(obj.type == "MESH")  # the grid and the ball (not the rig)
     bpy.context.view_layer.objects.active = grid
     bpy.ops.object.collision_response_enable()
+    if preset:
+        presets = Path(import_module(addon).__file__).parent / "presets" / "collision_response"
+        menu = "COLLISION_RESPONSE_MT_presets"
+        bpy.ops.script.execute_preset(filepath=str(presets / f"{preset}.py"), menu_idname=menu)
     timings = []
-    for frame in range(2, 31):
+    for frame in range(2, last + 1):
         scene.frame_set(frame)  # the handler runs too; drop its result and time one update alone
         simulation.get(grid).frames.pop(frame)
         simulation.get(grid).head = frame - 1
@@ -109,6 +116,9 @@ def main() -> None:
         print(f"  {vertices:,} vertices ({kind} hierarchy, {len(sizes)} levels): Shrinkwrap {shrinkwrap:.1f} ms")
         print(f"    ball sinking {sinking:6.1f} ms  {sinking / shrinkwrap:5.2f} x Shrinkwrap")
         print(f"    ball held    {holding:6.1f} ms  {holding / shrinkwrap:5.2f} x Shrinkwrap")
+        timings, _, _ = frame_times(subdivisions, preset="Soft Clay", last=60)
+        settled = statistics.median(timings[-15:]) * 1e3  # frames 46-60: the press has settled
+        print(f"    held, settled (Soft Clay) {settled:6.1f} ms  {settled / shrinkwrap:5.2f} x Shrinkwrap")
         timings, _, _ = frame_times(subdivisions, away=True)
         idle, shrinkwrap_idle = statistics.median(timings) * 1e3, shrinkwrap_time(subdivisions, away=True) * 1e3
         print(f"    ball away    {idle:6.1f} ms  {idle / shrinkwrap_idle:5.2f} x Shrinkwrap ({shrinkwrap_idle:.1f} ms)")
