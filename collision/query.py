@@ -193,7 +193,9 @@ class CollisionQuery:
         side[~(pushed | touching)] = 0
         self.side[queried] = side
         rests = np.flatnonzero(touching)
-        planes = _nearest_faces(points[rests], directions[:, rests], [h[:, rests] for h in ahead_hits + behind_hits])
+        planes = _nearest_faces(
+            points[rests], directions[:, rests], *([h[:, rests] for h in hits] for hits in (ahead_hits, behind_hits))
+        )
         return push, touching, planes
 
 
@@ -243,12 +245,12 @@ class _Resting:
         self.rests[which] = False
 
 
-def _nearest_faces(points, directions, hits) -> tuple[np.ndarray, np.ndarray]:
+def _nearest_faces(points, directions, ahead, behind) -> tuple[np.ndarray, np.ndarray]:
     """For each vertex, the nearest face either of its rays met, of any collider: a point on
-    it and its outward normal, (m, 3) each, nan where no ray met a face. ``hits``: the
-    distances and normals ahead, then behind ((k, m) and (k, m, 3))."""
+    it and its outward normal, (m, 3) each, nan where no ray met a face. ``ahead`` and
+    ``behind``: each the distances (k, m) and normals (k, m, 3) its rays found."""
     count = len(directions)
-    distance = np.abs(np.concatenate([hits[0], hits[2]]))  # (2k, m): ahead rays, then behind
+    distance = np.abs(np.concatenate([ahead[0], behind[0]]))  # (2k, m): ahead rays, then behind
     distance = np.where(np.isnan(distance), np.inf, distance)
     nearest = np.argmin(distance, axis=0)
     pick = np.arange(points.shape[0])
@@ -256,7 +258,7 @@ def _nearest_faces(points, directions, hits) -> tuple[np.ndarray, np.ndarray]:
     met = np.isfinite(along)
     along = np.where(met, np.where(nearest < count, along, -along), 0.0)  # behind: backwards
     point = points + directions[nearest % count, pick] * along[:, None]
-    normal = np.concatenate([hits[1], hits[3]])[nearest, pick]
+    normal = np.concatenate([ahead[1], behind[1]])[nearest, pick]
     point[~met] = normal[~met] = np.nan
     return point, normal
 

@@ -73,9 +73,8 @@ def frame_times(
     bpy.context.view_layer.objects.active = grid
     bpy.ops.object.collision_response_enable()
     if preset:
-        presets = Path(import_module(addon).__file__).parent / "presets" / "collision_response"
-        menu = "COLLISION_RESPONSE_MT_presets"
-        bpy.ops.script.execute_preset(filepath=str(presets / f"{preset}.py"), menu_idname=menu)
+        path = bpy.utils.preset_find(preset, "collision_response")
+        bpy.ops.script.execute_preset(filepath=path, menu_idname="COLLISION_RESPONSE_MT_presets")
     timings = []
     for frame in range(2, last + 1):
         scene.frame_set(frame)  # the handler runs too; drop its result and time one update alone

@@ -3,6 +3,7 @@
 import bpy
 import numpy as np
 import pytest
+from benchmark_frame import scene_with as benchmark_scene
 
 from primitives import scene_with_grid
 
@@ -299,17 +300,8 @@ def test_a_deep_press_into_a_fine_grid_keeps_the_surface_unfolded(addon):
     """The whole-frame benchmark's scene with the default settings: a ball sinks 8 cm over 15
     frames into a 2 m grid of 257 x 257 vertices (7.8 mm apart). The dent must stay a dent:
     every normal facing up, nothing sliding sideways further than the ball's contact allows."""
-    scene, grid = scene_with_grid(16)
-    bpy.ops.object.select_all(action="DESELECT")
-    bpy.data.objects.remove(grid)
-    bpy.ops.mesh.primitive_grid_add(x_subdivisions=256, y_subdivisions=256, size=2)
-    grid = bpy.context.active_object
-    bpy.ops.mesh.primitive_uv_sphere_add(segments=45, ring_count=23, radius=0.5, location=(0, 0, 0.5))
-    ball = bpy.context.active_object
-    ball.keyframe_insert("location", frame=1)
-    ball.location.z = 0.42
-    ball.keyframe_insert("location", frame=16)
-    grid.select_set(True)
+    scene, grid, _ = benchmark_scene(256)
+    grid.select_set(True)  # with the ball
     bpy.context.view_layer.objects.active = grid
     bpy.ops.object.collision_response_enable()
     for frame in range(1, 17):
