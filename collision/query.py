@@ -42,6 +42,9 @@ class CollisionQuery:
     def __init__(self, scene: bpy.types.Scene, owner: str = ""):
         self.caster = RayCaster(scene, owner)
         self.side = np.zeros(0, dtype=np.int8)  # +1: pushed against its normal, -1: along it
+        # The outward normal (world) of the collider face each vertex was last pushed out
+        # through, nan where none: the way out while the contact lasts.
+        self.contact = np.zeros((0, 3))
         self._previous: dict[str, np.ndarray] = {}  # collider name -> last world matrix
         self._resting: _Resting | None = None  # where vertices rest, while nothing else moves
 
@@ -60,6 +63,7 @@ class CollisionQuery:
         count = positions.shape[0]
         if self.side.shape != (count,):
             self.side = np.zeros(count, dtype=np.int8)
+            self.contact = np.full((count, 3), np.nan)
         depsgraph = bpy.context.evaluated_depsgraph_get()
         colliders, messages = usable_colliders(deformable, candidates, depsgraph)
         contact = Contact(np.zeros((count, 3), dtype=np.float32), np.zeros(count, dtype=bool), messages)
@@ -71,6 +75,7 @@ class CollisionQuery:
         moves = self._moves(colliders)
         if not near.any():
             self.side[:] = 0
+            self.contact[:] = np.nan
             self._resting = None
             return contact
         if callable(normals):
@@ -91,8 +96,7 @@ class CollisionQuery:
         if resting is None or resting.state != state or resting.origin.shape[0] != count:
             resting = self._resting = _Resting(state, count)
         if all(c.rigid for c in colliders):
-            inward = -normal_world * self.side[queried, None]
-            still = resting.still(queried, points, inward, standoff, tolerance)
+            still = resting.still(queried, points, self._inward(queried, normal_world), standoff, tolerance)
             contact.touching[queried[still]] = True
             queried, points, normal_world = queried[~still], points[~still], normal_world[~still]
         contact.queried = queried.size
@@ -109,6 +113,7 @@ class CollisionQuery:
         # A vertex out of contact forgets its side (queried ones in _push): the next contact
         # chooses again.
         self.side[~near] = 0
+        self.contact[~near] = np.nan
         resting.forget(~near)
         return contact
 
@@ -145,7 +150,8 @@ class CollisionQuery:
         undecided = np.flatnonzero(side == 0)
         if undecided.size:
             side[undecided] = _first_contact_side(colliders, points[undecided], normals[undecided])
-        inward = -normals * side[:, None]
+            self.side[queried] = side
+        inward = self._inward(queried, normals)
         directions = np.stack([_direction(inward, motion, friction) for motion in motions])  # (k, m, 3)
         objects = [c.obj for c in colliders]
         sizes = np.array([c.radius for c in colliders])[:, None]
@@ -196,7 +202,26 @@ class CollisionQuery:
         planes = _nearest_faces(
             points[rests], directions[:, rests], *([h[:, rests] for h in hits] for hits in (ahead_hits, behind_hits))
         )
+        # The contact's normal for the next queries: the face a vertex inside was pushed out
+        # through, kept while it stays in contact (pushed or touching), forgotten after.
+        contact = self.contact[queried]
+        out = pushed & inside[longest, pick]
+        contact[out] = ahead_hits[1][longest[out], pick[out]]
+        contact[~(pushed | touching)] = np.nan
+        self.contact[queried] = contact
         return push, touching, planes
+
+    def _inward(self, queried: np.ndarray, normals: np.ndarray) -> np.ndarray:
+        """Unit directions out of the colliders for vertices ``queried`` (world normals
+        ``normals``): while a contact lasts, the normal of the face last pushed through, so a
+        dent whose own normals crease (a ridge at its rim) is still pushed the way the
+        collider's surface says; at first contact, the surface's inward normal on the side
+        it is pressed from."""
+        inward = -normals * self.side[queried, None]
+        contact = self.contact[queried]
+        known = np.isfinite(contact).all(axis=1)
+        inward[known] = contact[known]
+        return inward
 
 
 class _Resting:

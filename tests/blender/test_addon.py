@@ -291,11 +291,6 @@ def test_a_linked_mesh_is_reported_not_written(scene, tmp_path):
         bpy.ops.object.collision_response_enable()
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="Known bug: on a fine grid, coarse levels absorbing frictionless pushes fold the rim "
-    "of a deep dent, and the folded normals send pushes through the ball (tools/benchmark_frame.py's scene)",
-)
 def test_a_deep_press_into_a_fine_grid_keeps_the_surface_unfolded(addon):
     """The whole-frame benchmark's scene with the default settings: a ball sinks 8 cm over 15
     frames into a 2 m grid of 257 x 257 vertices (7.8 mm apart). The dent must stay a dent:

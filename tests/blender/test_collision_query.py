@@ -118,6 +118,34 @@ def test_full_friction_pushes_along_the_colliders_motion():
     np.testing.assert_allclose(unit, np.tile(motion, (moved.sum(), 1)), atol=1e-5)
 
 
+def test_while_a_contact_lasts_the_colliders_faces_steer_the_push_not_the_surfaces_normals():
+    """Once pushed out of a ball, a vertex the ball presses again is pushed along the normal
+    of the face it left through, whatever its own normal now says: a dent's rim that creases
+    (a ridge whose normals tilt outward) would otherwise push its vertices inward, past their
+    neighbours, until the surface folds."""
+    obj, positions, normals = grid()
+    ball = sphere(radius=0.4, location=(0.0, 0.0, 0.32))
+    queries = [CollisionQuery(bpy.context.scene) for _ in range(2)]
+    first = queries[0].displacements(obj, positions, normals, [ball])
+    queries[1].displacements(obj, positions, normals, [ball])  # the same history
+    pressed = np.linalg.norm(first.displacement, axis=1) > 0
+    on_ball = positions + first.displacement
+    left_through = queries[0].contact[pressed].copy()
+    ball.location.z -= 0.01  # presses 1 cm further
+    bpy.context.view_layer.update()
+    turn = np.radians(40)  # the creased surface's normals, turned 40 degrees about y
+    creased = (
+        normals @ np.array([[np.cos(turn), 0, -np.sin(turn)], [0, 1, 0], [np.sin(turn), 0, np.cos(turn)]])
+    ).astype(np.float32)
+    steered = queries[0].displacements(obj, on_ball, creased, [ball]).displacement[pressed]
+    straight = queries[1].displacements(obj, on_ball, normals, [ball]).displacement[pressed]
+    assert pressed.sum() > 100
+    np.testing.assert_array_equal(steered, straight)  # the surface's normals played no part
+    assert np.linalg.norm(np.cross(steered, left_through), axis=1).max() < 1e-6
+    reached = on_ball[pressed] + steered - np.array(ball.location)
+    assert np.abs(np.linalg.norm(reached, axis=1) - 0.4).max() < TESSELLATION  # out onto the ball
+
+
 def test_a_standoff_keeps_the_gap_and_touching_vertices_are_reported():
     obj, positions, normals = grid()
     ball = sphere(radius=0.4, location=(0.0, 0.0, 0.42))  # 2 cm above the grid
@@ -232,9 +260,14 @@ def test_vertices_resting_on_a_still_collider_need_no_ray_until_they_move():
     moved[into, 2] += 0.01
     moved[away, 2] -= 0.01
     not_resting = resting.queried - held.touching.sum()
+    left_through = query.contact[into].copy()  # the outward normal of the face it left by
     again = query.displacements(obj, moved, normals, [ball])
     assert again.queried == not_resting + 1
-    assert again.displacement[into] == pytest.approx([0, 0, -0.01], abs=1e-4)
+    # Pushed along the contact's normal (the ball's face, not the grid's normal), back onto
+    # that face's plane: 1 cm times the normal's vertical part.
+    push = again.displacement[into]
+    assert left_through[2] < -0.99 and np.linalg.norm(np.cross(push, left_through)) < 1e-6
+    assert push @ left_through == pytest.approx(-0.01 * left_through[2], abs=1e-5)
     assert not again.touching[away] and not again.displacement[away].any()
     back = query.displacements(obj, on_ball, normals, [ball])
     assert back.queried == not_resting + 2  # both cast again, though back where they rested
