@@ -40,6 +40,7 @@ class Simulation:
     frames: dict[int, np.ndarray] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)  # about the mesh, from when it was built
     messages: list[str] = field(default_factory=list)  # about the colliders, from the last step
+    normals: tuple[np.ndarray, np.ndarray] | None = None  # the last positions normals were made for, and them
 
 
 class Unusable(Exception):
@@ -235,7 +236,7 @@ def _step(obj, simulation: Simulation, scene, frame: int) -> None:
     contact = simulation.query.displacements(
         obj,
         positions,
-        lambda: _normals(obj, positions),
+        lambda: _normals_at(obj, simulation, positions),
         colliders(obj),
         friction=settings.friction,
         standoff=settings.standoff,
@@ -245,9 +246,9 @@ def _step(obj, simulation: Simulation, scene, frame: int) -> None:
     if posed:
         displacement = deformation.to_rest(obj, depsgraph, scene, displacement)
     fps = scene.render.fps / scene.render.fps_base
-    if frame > simulation.start:  # the start frame itself is the rest shape
-        surface.step(displacement, 1.0 / fps, contact.touching)
-    simulation.frames[frame] = surface.positions
+    moved = frame > simulation.start and surface.step(displacement, 1.0 / fps, contact.touching)
+    # The start frame itself is the rest shape; an idle step leaves the positions read above.
+    simulation.frames[frame] = surface.positions if moved or posed else positions
     simulation.head = frame
 
 
@@ -256,6 +257,17 @@ def _show(obj, positions: np.ndarray) -> None:
     is the posed surface of that state; written only when it holds something else."""
     if _shown.get(obj.name) is not positions:
         write_shape_key(obj, positions)
+
+
+def _normals_at(obj, simulation: Simulation, positions: np.ndarray) -> np.ndarray:
+    """Vertex normals at ``positions``, made again only when the surface has moved: a press
+    held still costs no pass over the whole mesh."""
+    last = simulation.normals
+    if last is not None and np.array_equal(last[0], positions):
+        return last[1]
+    normals = _normals(obj, positions)
+    simulation.normals = (positions, normals)
+    return normals
 
 
 def _normals(obj, positions: np.ndarray) -> np.ndarray:

@@ -126,7 +126,7 @@ class Surface:
 
     # -- stepping -----------------------------------------------------------------------------
 
-    def step(self, displacement: np.ndarray, dt: float, touching: np.ndarray | None = None) -> None:
+    def step(self, displacement: np.ndarray, dt: float, touching: np.ndarray | None = None) -> bool:
         """Advance by ``dt`` seconds with the displacement vectors of the finest level.
 
         Parameters
@@ -147,6 +147,9 @@ class Surface:
         applies its share of what is still left between each contact vertex and its goal
         point (the thesis's step-size coefficient), so coarse levels, damping and relaxation
         see smaller steps and the last sub-step still ends at the goal.
+
+        Returns False when the step changed nothing (no push, nothing left to relax), so a
+        caller may keep what it read of ``positions`` before.
         """
         d = np.asanyarray(displacement, dtype=DTYPE)
         if d.shape != (self.vertex_count, 3):
@@ -163,28 +166,31 @@ class Surface:
                 raise ValueError(f"touching must be ({self.vertex_count},), got {touching.shape}")
             resting = touching
         self.settings.check(self.level_count, self.vertex_count)
-        if self._idle(d, resting):
-            return
+        if self._idle(d, resting, dt):
+            return False
         count = self.settings.substeps
         if count == 1:
             self._place(d, update=True, dt=dt, resting=resting)
-            return
+            return True
         goal = self._levels[-1].solution + d
         contact = dot(d, d) > TINY**2
         for i in range(count):
             left = np.where(contact, goal - self._levels[-1].solution, 0.0)
             self._place(left / (count - i), update=True, dt=dt / count, resting=resting)
+        return True
 
-    def _idle(self, d: np.ndarray, resting: np.ndarray | None) -> bool:
+    def _idle(self, d: np.ndarray, resting: np.ndarray | None, dt: float) -> bool:
         """A step that would change nothing: no push, and no elastic offset left to relax
-        (each is 0 or kept by a vertex resting on a collider), nor a new prolongation method
-        to rebuild for. The shape stays bit for bit, so most frames of a shot (away from
-        contact, or a press held still once it has settled) cost next to nothing."""
+        (each is 0, kept by a vertex resting on a collider, or on a level that never
+        recovers), nor a new prolongation method to rebuild for. The shape stays bit for bit,
+        so most frames of a shot (away from contact, or a press held still once it has
+        settled) cost next to nothing."""
         if self.settings.prolongation != self._built_for or d.any():
             return False
         touch = self._touch_masks(resting)
+        coefficients = self._per_step(dt)
         for j, lv in enumerate(self._levels):
-            relaxing = lv.elastic.any(axis=0)
+            relaxing = lv.elastic.any(axis=0) & (coefficients[j].relaxation != 0)
             if touch is not None:
                 relaxing &= ~touch[j]
             if relaxing.any():
