@@ -50,7 +50,8 @@ class COLLISION_RESPONSE_PG_settings(bpy.types.PropertyGroup):
     )
     friction: FloatProperty(  # type: ignore[valid-type]
         name="Friction",
-        description="0: the surface is pushed along its normal; 1: along the collider's motion",
+        description="0: pushed straight out of the collider (the surface slides around it); "
+        "1: along the collider's motion",
         min=0.0,
         max=1.0,
         default=0.0,

@@ -1,12 +1,14 @@
 """Displacement vectors: for each vertex of a mesh inside a collider, the vector that takes it
 out (Harrison 1994, section 4.2.2), in the mesh's object space.
 
-Direction: the surface's inward normal (frictionless) blended with the collider's motion
-relative to the surface (full friction). Length: to where the collider's volume ends along
-it, plus a standoff. A vertex is inside when the first face its ray meets faces along the
-ray (it is leaving the volume). The side a vertex is pressed from is chosen at first contact
-and kept while contact lasts, so a collider that goes deep or through a thin sheet never
-flips the dent.
+Direction: the contact's normal (frictionless) blended with the collider's motion relative
+to the surface (full friction). The contact's normal is the surface's inward normal at first
+contact, then, while the contact lasts, the outward normal of the collider face the vertex
+was last pushed out through: a dent's own normals crease at its rim, and pushing along them
+folds it. Length: to where the collider's volume ends along it, plus a standoff. A vertex is
+inside when the first face its ray meets faces along the ray (it is leaving the volume). The
+side a vertex is pressed from is chosen at first contact and kept while contact lasts, so a
+collider that goes deep or through a thin sheet never flips the dent.
 
 A vertex resting on a still rigid collider needs no ray: where the last ray found it on a
 face, the plane of that face answers until the vertex moves away (most of a held press).

@@ -309,5 +309,26 @@ def test_a_deep_press_into_a_fine_grid_keeps_the_surface_unfolded(addon):
     normals = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
     mesh.vertex_normals.foreach_get("vector", normals)
     assert dent[:, 2].min() == pytest.approx(-0.08, abs=0.01)  # as deep as the ball goes
-    assert normals.reshape(-1, 3)[:, 2].min() > 0.5  # no fold (today: -1.0, upside down)
-    assert sideways.max() < 0.05  # today: 2.8 m
+    assert normals.reshape(-1, 3)[:, 2].min() > 0.5  # no fold (it was -1.0, upside down)
+    assert sideways.max() < 0.05  # it was 2.8 m
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="Known bug: a surface sliding under a held ball (max restriction, coarse absorption) "
+    "builds a ridge around the contact, where the finest level holds contact vertices on the ball "
+    "while coarse levels sink their neighbours further; the ridge folds from frame 19",
+)
+def test_a_deep_press_into_a_fine_grid_sliding_under_the_ball_keeps_the_surface_unfolded(addon):
+    """The benchmark's rigged scene: the same press, while an armature sways the grid 4 cm
+    sideways under the ball over 30 frames (the posed path)."""
+    scene, grid, _ = benchmark_scene(256, rigged=True)
+    grid.select_set(True)
+    bpy.context.view_layer.objects.active = grid
+    bpy.ops.object.collision_response_enable()
+    for frame in range(1, 31):
+        scene.frame_set(frame)
+    mesh = grid.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
+    normals = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
+    mesh.vertex_normals.foreach_get("vector", normals)
+    assert normals.reshape(-1, 3)[:, 2].min() > 0.5  # today: -1.0
