@@ -9,14 +9,13 @@ collider or the mesh drops the simulation; the next frame restarts it at the sta
 """
 
 from dataclasses import dataclass, field
-from typing import cast
 
 import bpy
 import numpy as np
 
 from . import deformation, levels
 from .collision import CollisionQuery
-from .core import HierarchyCache, Surface
+from .core import HierarchyCache, Surface, VertexNormals
 
 SHAPE_KEY = "Collision Response"
 BAKED_PREFIX = "Collision Response "  # baked keys: "Collision Response 0012"
@@ -34,13 +33,14 @@ class Simulation:
     obj_name: str
     surface: Surface
     query: CollisionQuery
+    normals: VertexNormals  # of the mesh's vertices, at any positions
     fingerprint: tuple
     start: int
     head: int  # last simulated frame
     frames: dict[int, np.ndarray] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)  # about the mesh, from when it was built
     messages: list[str] = field(default_factory=list)  # about the colliders, from the last step
-    normals: tuple[np.ndarray, np.ndarray] | None = None  # the last positions normals were made for, and them
+    last_normals: tuple = ()  # (positions, indices, their normals) of the last query
 
 
 class Unusable(Exception):
@@ -55,12 +55,6 @@ def invalidate(obj) -> None:
 def invalidate_all() -> None:
     _simulations.clear()
     _shown.clear()
-    for scratch in _scratch.values():  # the normals' scratch meshes go with them
-        try:
-            bpy.data.meshes.remove(scratch)
-        except ReferenceError:  # already gone with its file
-            pass
-    _scratch.clear()
 
 
 def get(obj) -> Simulation | None:
@@ -119,9 +113,9 @@ def _topology(mesh):
     return corners, sizes, edges.reshape(-1, 2)
 
 
-def _hierarchy(obj):
+def _hierarchy(obj, topology=None):
     """The object's hierarchy (built once per topology and rest shape)."""
-    return _hierarchies.get(rest_positions(obj), *_topology(obj.data))
+    return _hierarchies.get(rest_positions(obj), *(topology or _topology(obj.data)))
 
 
 def level_count(obj) -> int:
@@ -172,7 +166,8 @@ def _build(obj, scene) -> Simulation:
     check(obj)
     settings = obj.collision_response
     rest = rest_positions(obj)
-    hierarchy = _hierarchy(obj)
+    topology = _topology(obj.data)
+    hierarchy = _hierarchy(obj, topology)
     level_count = len(hierarchy.sizes)
     size = float(np.linalg.norm(np.ptp(rest, axis=0))) or 1.0
     coefficients = levels.level_settings(settings, level_count, size)
@@ -180,7 +175,8 @@ def _build(obj, scene) -> Simulation:
     surface = Surface(hierarchy, rest, coefficients)
     start = settings.start_frame
     query = CollisionQuery(scene, obj.name)
-    simulation = Simulation(obj.name, surface, query, fingerprint(obj, level_count), start, start - 1)
+    normals = VertexNormals(len(rest), *topology[:2])
+    simulation = Simulation(obj.name, surface, query, normals, fingerprint(obj, level_count), start, start - 1)
     if len(rest) > LARGE_MESH:
         simulation.warnings.append(f"'{obj.name}' has {len(rest):,} vertices: the response will be slow")
     return simulation
@@ -236,7 +232,7 @@ def _step(obj, simulation: Simulation, scene, frame: int) -> None:
     contact = simulation.query.displacements(
         obj,
         positions,
-        lambda: _normals_at(obj, simulation, positions),
+        lambda index: _normals_at(simulation, positions, index),
         colliders(obj),
         friction=settings.friction,
         standoff=settings.standoff,
@@ -252,56 +248,22 @@ def _step(obj, simulation: Simulation, scene, frame: int) -> None:
     simulation.head = frame
 
 
+def _normals_at(simulation: Simulation, positions: np.ndarray, index: np.ndarray) -> np.ndarray:
+    """The normals of vertices ``index`` at ``positions``, made again only when either has
+    changed since the last query: a press held still makes none."""
+    last = simulation.last_normals
+    if last and np.array_equal(last[1], index) and np.array_equal(last[0], positions):
+        return last[2]
+    normals = simulation.normals(positions, index)
+    simulation.last_normals = (positions, index, normals)
+    return normals
+
+
 def _show(obj, positions: np.ndarray) -> None:
     """Make the response key hold ``positions`` (the solver's state), so the evaluated mesh
     is the posed surface of that state; written only when it holds something else."""
     if _shown.get(obj.name) is not positions:
         write_shape_key(obj, positions)
-
-
-def _normals_at(obj, simulation: Simulation, positions: np.ndarray) -> np.ndarray:
-    """Vertex normals at ``positions``, made again only when the surface has moved: a press
-    held still costs no pass over the whole mesh."""
-    last = simulation.normals
-    if last is not None and np.array_equal(last[0], positions):
-        return last[1]
-    normals = _normals(obj, positions)
-    simulation.normals = (positions, normals)
-    return normals
-
-
-def _normals(obj, positions: np.ndarray) -> np.ndarray:
-    """Vertex normals of the surface at ``positions``: the mesh's own, recomputed on a
-    temporary copy of it (Blender's C++), (n, 3)."""
-    mesh = obj.data
-    scratch = _scratch_mesh(mesh)
-    # The generic attribute is a plain copy; vertices.foreach_set("co") costs 300 x more.
-    position = cast(bpy.types.FloatVectorAttribute, scratch.attributes["position"])
-    position.data.foreach_set("vector", np.ascontiguousarray(positions, np.float32).ravel())
-    scratch.update()
-    normals = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
-    scratch.vertex_normals.foreach_get("vector", normals)
-    return normals.reshape(-1, 3)
-
-
-_scratch: dict[str, bpy.types.Mesh] = {}
-
-
-def _scratch_mesh(mesh) -> bpy.types.Mesh:
-    scratch = _scratch.get(mesh.name)
-    try:
-        if scratch is not None and len(scratch.vertices) == len(mesh.vertices):
-            return scratch
-    except ReferenceError:
-        pass
-    scratch = mesh.copy()
-    scratch.name = f".{mesh.name} (Collision Response normals)"
-    if scratch.shape_keys is not None:  # its copy of the keys goes, the proper way
-        holder = bpy.data.objects.new(scratch.name, scratch)
-        holder.shape_key_clear()
-        bpy.data.objects.remove(holder)
-    _scratch[mesh.name] = scratch
-    return scratch
 
 
 def write_shape_key(obj, positions: np.ndarray) -> None:

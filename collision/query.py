@@ -54,14 +54,14 @@ class CollisionQuery:
         self,
         deformable: bpy.types.Object,
         positions: np.ndarray,
-        normals: np.ndarray | Callable[[], np.ndarray],
+        normals: np.ndarray | Callable[[np.ndarray], np.ndarray],
         candidates,
         friction: float = 0.0,
         standoff: float = 0.0,
     ) -> Contact:
         """The vectors for ``positions`` (n, 3) with unit ``normals`` (n, 3), object space.
-        ``normals`` may be a function giving them: it is called only when some vertex is
-        near a collider (most frames of a shot, nothing is, and normals cost a pass)."""
+        ``normals`` may be a function giving the normals (m, 3) of the vertices whose indices
+        (m,) it is given: it is called only for vertices near a collider."""
         count = positions.shape[0]
         if self.side.shape != (count,):
             self.side = np.zeros(count, dtype=np.int8)
@@ -80,11 +80,10 @@ class CollisionQuery:
             self.contact[:] = np.nan
             self._resting = None
             return contact
-        if callable(normals):
-            normals = normals()
         queried = np.flatnonzero(near)
         points = positions[queried] @ matrix[:3, :3].T + matrix[:3, 3]
-        normal_world = _unit(normals[queried] @ inverse[:3, :3])  # normals: the inverse transpose
+        near_normals = normals(queried) if callable(normals) else normals[queried]
+        normal_world = _unit(near_normals @ inverse[:3, :3])  # normals: the inverse transpose
         # A held press: vertices resting on rigid colliders that have not moved (nor the mesh)
         # keep resting, without a ray, while the plane they rest on says so.
         state = (

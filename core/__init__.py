@@ -8,6 +8,7 @@ set its ``settings`` per level, ``step`` it with displacement vectors, read ``po
 from .grid import GridHierarchy
 from .hierarchy import Hierarchy
 from .mesh import MeshHierarchy
+from .normals import VertexNormals
 from .settings import PROPERTIES, LevelSettings
 from .solver import Surface
 from .timing import fraction_per_step
@@ -21,6 +22,7 @@ __all__ = [
     "LevelSettings",
     "MeshHierarchy",
     "Surface",
+    "VertexNormals",
     "build_hierarchy",
     "fraction_per_step",
 ]

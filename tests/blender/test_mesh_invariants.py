@@ -243,3 +243,22 @@ def test_blenders_grid_primitive_gets_the_exact_grid_hierarchy():
     bpy.data.objects.remove(obj)
     hierarchy = build_hierarchy(rest, corners, sizes, edges)
     assert isinstance(hierarchy, GridHierarchy) and hierarchy.sizes[-1] == 33 * 33
+
+
+@pytest.mark.parametrize("name", ["uv sphere", "monkey", "torus", "n-gons", "open cylinder"])
+def test_vertex_normals_of_any_subset_are_blenders(name):
+    """The query's normals, made for the vertices near a collider only, are Blender's own
+    (corner-angle weighted): n-gons, triangles, open borders and irregular faces alike."""
+    import bpy
+
+    from core import VertexNormals
+
+    rest, corners, sizes, _ = MESHES[name]
+    mesh = bpy.data.meshes.new(name)
+    mesh.from_pydata(rest.tolist(), [], np.split(corners, np.cumsum(sizes)[:-1]))
+    theirs = np.empty(len(rest) * 3, dtype=np.float32)
+    mesh.vertex_normals.foreach_get("vector", theirs)
+    bpy.data.meshes.remove(mesh)
+    subset = np.random.default_rng(0).choice(len(rest), len(rest) // 3, replace=False)
+    ours = VertexNormals(len(rest), corners, sizes)(rest.astype(np.float32), subset)
+    np.testing.assert_allclose(ours, theirs.reshape(-1, 3)[subset], atol=2e-5)  # float32 rounding
