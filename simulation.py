@@ -113,9 +113,9 @@ def _topology(mesh):
     return corners, sizes, edges.reshape(-1, 2)
 
 
-def _hierarchy(obj, topology=None):
+def _hierarchy(obj):
     """The object's hierarchy (built once per topology and rest shape)."""
-    return _hierarchies.get(rest_positions(obj), *(topology or _topology(obj.data)))
+    return _hierarchies.get(rest_positions(obj), *_topology(obj.data))
 
 
 def level_count(obj) -> int:
@@ -167,7 +167,7 @@ def _build(obj, scene) -> Simulation:
     settings = obj.collision_response
     rest = rest_positions(obj)
     topology = _topology(obj.data)
-    hierarchy = _hierarchy(obj, topology)
+    hierarchy = _hierarchies.get(rest, *topology)
     level_count = len(hierarchy.sizes)
     size = float(np.linalg.norm(np.ptp(rest, axis=0))) or 1.0
     coefficients = levels.level_settings(settings, level_count, size)

@@ -97,7 +97,8 @@ class CollisionQuery:
         if resting is None or resting.state != state or resting.origin.shape[0] != count:
             resting = self._resting = _Resting(state, count)
         if all(c.rigid for c in colliders):
-            still = resting.still(queried, points, self._inward(queried, normal_world), standoff, tolerance)
+            inward = self._inward(queried, normal_world, self.side[queried])
+            still = resting.still(queried, points, inward, standoff, tolerance)
             contact.touching[queried[still]] = True
             queried, points, normal_world = queried[~still], points[~still], normal_world[~still]
         contact.queried = queried.size
@@ -151,8 +152,7 @@ class CollisionQuery:
         undecided = np.flatnonzero(side == 0)
         if undecided.size:
             side[undecided] = _first_contact_side(colliders, points[undecided], normals[undecided])
-            self.side[queried] = side
-        inward = self._inward(queried, normals)
+        inward = self._inward(queried, normals, side)
         directions = np.stack([_direction(inward, motion, friction) for motion in motions])  # (k, m, 3)
         objects = [c.obj for c in colliders]
         sizes = np.array([c.radius for c in colliders])[:, None]
@@ -212,13 +212,13 @@ class CollisionQuery:
         self.contact[queried] = contact
         return push, touching, planes
 
-    def _inward(self, queried: np.ndarray, normals: np.ndarray) -> np.ndarray:
+    def _inward(self, queried: np.ndarray, normals: np.ndarray, side: np.ndarray) -> np.ndarray:
         """Unit directions out of the colliders for vertices ``queried`` (world normals
-        ``normals``): while a contact lasts, the normal of the face last pushed through, so a
-        dent whose own normals crease (a ridge at its rim) is still pushed the way the
-        collider's surface says; at first contact, the surface's inward normal on the side
-        it is pressed from."""
-        inward = -normals * self.side[queried, None]
+        ``normals``, pressed from ``side``): while a contact lasts, the normal of the face
+        last pushed through, so a dent whose own normals crease (a ridge at its rim) is still
+        pushed the way the collider's surface says; at first contact, the surface's inward
+        normal on the side it is pressed from."""
+        inward = -normals * side[:, None]
         contact = self.contact[queried]
         known = np.isfinite(contact).all(axis=1)
         inward[known] = contact[known]
