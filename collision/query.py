@@ -61,7 +61,8 @@ class CollisionQuery:
     ) -> Contact:
         """The vectors for ``positions`` (n, 3) with unit ``normals`` (n, 3), object space.
         ``normals`` may be a function giving the normals (m, 3) of the vertices whose indices
-        (m,) it is given: it is called only for vertices near a collider."""
+        (m,) it is given: it is called only for vertices near a collider whose push no
+        contact's normal steers already."""
         count = positions.shape[0]
         if self.side.shape != (count,):
             self.side = np.zeros(count, dtype=np.int8)
@@ -76,14 +77,18 @@ class CollisionQuery:
             near |= _near(positions, collider, standoff, inverse)
         moves = self._moves(colliders)
         if not near.any():
-            self.side[:] = 0
-            self.contact[:] = np.nan
+            self._forget(np.flatnonzero(self.side))
             self._resting = None
             return contact
         queried = np.flatnonzero(near)
         points = positions[queried] @ matrix[:3, :3].T + matrix[:3, 3]
-        near_normals = normals(queried) if callable(normals) else normals[queried]
-        normal_world = _unit(near_normals @ inverse[:3, :3])  # normals: the inverse transpose
+        # The surface's normals matter only where no contact's normal steers the push.
+        normal_world = np.zeros((queried.size, 3))
+        unsteered = np.flatnonzero(~np.isfinite(self.contact[queried]).all(axis=1))
+        if unsteered.size:
+            index = queried[unsteered]
+            near_normals = normals(index) if callable(normals) else normals[index]
+            normal_world[unsteered] = _unit(near_normals @ inverse[:3, :3])  # normals: the inverse transpose
         # A held press: vertices resting on rigid colliders that have not moved (nor the mesh)
         # keep resting, without a ray, while the plane they rest on says so.
         state = (
@@ -113,11 +118,17 @@ class CollisionQuery:
             contact.touching[queried] = touching
             resting.record(queried, points, touching, planes)
         # A vertex out of contact forgets its side (queried ones in _push): the next contact
-        # chooses again.
-        self.side[~near] = 0
-        self.contact[~near] = np.nan
-        resting.forget(~near)
+        # chooses again. Only a vertex with a side has anything to forget (a contact normal,
+        # a plane it rests on), and those are few.
+        self._forget(np.flatnonzero(~near & (self.side != 0)))
         return contact
+
+    def _forget(self, which: np.ndarray) -> None:
+        """Vertices ``which`` are out of contact: no side, no contact normal, not resting."""
+        self.side[which] = 0
+        self.contact[which] = np.nan
+        if self._resting is not None:
+            self._resting.forget(which)
 
     def _moves(self, colliders: list[Collider]) -> list[np.ndarray]:
         """Each collider's rigid motion (a 4 x 4 world matrix) since the last query, which

@@ -6,6 +6,8 @@ coordinates follow the surface when the frame turns (Forsey and Bartels' referen
 method, Harrison 1994 section 4.2.5).
 """
 
+from collections.abc import Callable
+
 import numpy as np
 
 from .vectors import cross, dot, inverse_norm
@@ -63,14 +65,19 @@ def to_frame(frames: np.ndarray, vectors: np.ndarray) -> np.ndarray:
 
 
 class TangentFrames:
-    """Frames of a level from its two tangents per vertex, built for any subset on demand,
-    so a whole level's (3, 3, n) frames never have to be held at once."""
+    """Frames of a level made on demand for any subset of its vertices, from a function that
+    gives the two tangents of vertices by index: a level's (3, 3, n) frames are never held
+    at once, and vertices whose frames are not asked for cost nothing."""
 
-    def __init__(self, du: np.ndarray, dv: np.ndarray):
-        self.du, self.dv = du, dv
+    def __init__(self, tangents: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], count: int):
+        self.tangents, self.count = tangents, count
 
     def __call__(self, index: slice | np.ndarray) -> np.ndarray:
         """Frames (3, 3, m) of the vertices ``index`` (a slice or an index array)."""
         if isinstance(index, slice):
-            return frames_from_tangents(self.du[:, index], self.dv[:, index])
-        return frames_from_tangents(np.take(self.du, index, axis=1), np.take(self.dv, index, axis=1))
+            index = np.arange(self.count)[index]
+        return frames_from_tangents(*self.tangents(index))
+
+    def subset(self, rows: np.ndarray) -> "TangentFrames":
+        """The frames of vertices ``rows`` only, indexed 0 .. len(rows) - 1."""
+        return TangentFrames(lambda index: self.tangents(rows[index]), rows.size)

@@ -242,14 +242,42 @@ class GridHierarchy:
         return carry(self._shape(level - 1, coarse), cubic=method == "cubic").reshape(3, -1)
 
     def frame_basis(self, level: int, surface: np.ndarray) -> TangentFrames:
-        """Frames on the prolongated parent surface of ``level``, built on demand."""
-        return TangentFrames(*grid_tangents(self._shape(level, surface)))
+        """Frames on the prolongated parent surface (3, n_j) of ``level``, built on demand:
+        the central differences of ``grid_tangents`` (one-sided at the borders), as indices."""
+        side = grid_side(level)
+        take = lambda index: np.take(surface, index, axis=1)  # noqa: E731
+
+        def tangents(index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            row, col = np.divmod(index, side)
+            du = take(row * side + np.minimum(col + 1, side - 1)) - take(row * side + np.maximum(col - 1, 0))
+            dv = take(np.minimum(row + 1, side - 1) * side + col) - take(np.maximum(row - 1, 0) * side + col)
+            return du, dv
+
+        return TangentFrames(tangents, side * side)
 
     def prolong_with_frames(
-        self, level: int, coarse: np.ndarray, method: Prolongation
+        self, level: int, coarse: np.ndarray, method: Prolongation, rows: np.ndarray | None = None
     ) -> tuple[np.ndarray, TangentFrames]:
-        parent = self.prolong(level, coarse, method)
-        return parent, self.frame_basis(level, parent)
+        parent = self.prolong(level, coarse, method)  # slices, no gathers: cheap whole
+        frames = self.frame_basis(level, parent)
+        if rows is None:
+            return parent, frames
+        return np.take(parent, rows, axis=1), frames.subset(rows)
+
+    def dependents(self, level: int, moved: np.ndarray, method: Prolongation) -> np.ndarray:
+        """The box of fine vertices around the moved parents' children: a linear midpoint
+        reads the parents 1 fine step away, a cubic one up to 5 (its one-sided border rule),
+        and a tangent one step further."""
+        coarse_side, side = grid_side(level - 1), grid_side(level)
+        grid = moved.reshape(coarse_side, coarse_side)
+        rows, cols = np.flatnonzero(grid.any(axis=1)), np.flatnonzero(grid.any(axis=0))
+        out = np.zeros((side, side), dtype=bool)
+        if rows.size:
+            reach = (5 if method == "cubic" else 1) + 1
+            low = lambda first: max(2 * first - reach, 0)  # noqa: E731
+            high = lambda last: min(2 * last + reach, side - 1) + 1  # noqa: E731
+            out[low(rows[0]) : high(rows[-1]), low(cols[0]) : high(cols[-1])] = True
+        return out.ravel()
 
     def inject(self, level: int, finest_values: np.ndarray) -> np.ndarray:
         """Values of the finest level (..., n_k) subsampled at the vertices of ``level``."""

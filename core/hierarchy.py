@@ -37,11 +37,19 @@ class Hierarchy(Protocol):
         ...
 
     def prolong_with_frames(
-        self, level: int, coarse: np.ndarray, method: Prolongation
+        self, level: int, coarse: np.ndarray, method: Prolongation, rows: np.ndarray | None = None
     ) -> tuple[np.ndarray, FrameBasis]:
         """``prolong(level, coarse, method)`` and the frames of ``level`` on that prolongated
         parent surface, for any subset of its vertices (together, so a hierarchy may
-        interpolate positions and frames in one pass)."""
+        interpolate positions and frames in one pass). With ``rows`` (sorted vertex indices
+        of ``level``), only those vertices: positions (3, m) and frames indexed 0 .. m-1,
+        equal bit for bit to the same columns of the whole level's."""
+        ...
+
+    def dependents(self, level: int, moved: np.ndarray, method: Prolongation) -> np.ndarray:
+        """A (n_j,) bool mask of ``level``: the vertices whose prolongated parent position or
+        frame reads a vertex of ``level - 1`` marked in ``moved`` (n_{j-1},) (a superset is
+        allowed), so a step need place only those again when only the marked ones moved."""
         ...
 
     def inject(self, level: int, finest_values: np.ndarray) -> np.ndarray:

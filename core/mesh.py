@@ -70,6 +70,9 @@ class _FrameStencil:
     own: _Stencil
     fallback: np.ndarray  # level vertices using the coarse stencil
     coarse: _Stencil  # ends on the coarse level, one per fallback vertex
+    fallback_slot: np.ndarray  # (n_j,) each vertex's place in ``fallback``, -1 if none
+    readers: np.ndarray  # the vertices whose own stencil reads each vertex, grouped by it...
+    readers_start: np.ndarray  # ...(n_j + 1,) where each vertex's group starts
 
 
 class MeshHierarchy:
@@ -130,7 +133,13 @@ class MeshHierarchy:
         heaviest = transfer.parents[np.argmax(transfer.weights[:, fallback], axis=0), fallback]
         heads, tails = coarse_graph
         coarse, _ = _stencil(coarse_rest, heads, tails, of=heaviest)
-        return _FrameStencil(own, fallback, coarse)
+        count = own.u1.size
+        slot = np.full(count, -1)
+        slot[fallback] = np.arange(fallback.size)
+        ends = np.concatenate([own.u1, own.u0, own.v1, own.v0])
+        order = np.argsort(ends, kind="stable")
+        readers = np.tile(np.arange(count), 4)[order]
+        return _FrameStencil(own, fallback, coarse, slot, readers, np.searchsorted(ends[order], np.arange(count + 1)))
 
     @classmethod
     def from_triangles(cls, rest: np.ndarray, triangles: np.ndarray) -> "MeshHierarchy":
@@ -185,18 +194,58 @@ class MeshHierarchy:
         return coarse
 
     def prolong_with_frames(
-        self, level: int, coarse: np.ndarray, method: Prolongation
+        self, level: int, coarse: np.ndarray, method: Prolongation, rows: np.ndarray | None = None
     ) -> tuple[np.ndarray, TangentFrames]:
         """Positions of ``level - 1`` interpolated to ``level``, and frames on that parent
         surface: each vertex's two central differences across its neighbourhood (chosen at
         rest). They turn exactly with any rigid motion of the coarse level, since the
-        weights sum to 1, and with the coarse triangles the vertex lies on."""
-        parent = self.prolong(level, coarse, method)
+        weights sum to 1, and with the coarse triangles the vertex lies on. With ``rows``,
+        the parent surface is interpolated only where those vertices and their stencils read
+        it."""
         stencil = self._stencils[level - 1]
-        du, dv = _tangents(stencil.own, parent)
-        if stencil.fallback.size:
-            du[:, stencil.fallback], dv[:, stencil.fallback] = _tangents(stencil.coarse, coarse)
-        return parent, TangentFrames(du, dv)
+        if rows is None:
+            surface = self.prolong(level, coarse, method)
+        else:
+            own = stencil.own
+            needed = np.zeros(self.sizes[level], dtype=bool)
+            for index in (rows, own.u1[rows], own.u0[rows], own.v1[rows], own.v0[rows]):
+                needed[index] = True
+            needed = np.flatnonzero(needed)
+            transfer = self._transfers[level - 1]
+            values = _interpolate(coarse, transfer.parents[:, needed], transfer.weights[:, needed])
+            surface = np.empty((3, self.sizes[level]), dtype=values.dtype)  # read only where needed
+            surface[:, needed] = values
+
+        def tangents(index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            own = stencil.own
+            du, dv = _tangents(_Stencil(own.u1[index], own.u0[index], own.v1[index], own.v0[index]), surface)
+            slot = stencil.fallback_slot[index]
+            at = np.flatnonzero(slot >= 0)
+            if at.size:
+                c = stencil.coarse
+                ends = _Stencil(c.u1[slot[at]], c.u0[slot[at]], c.v1[slot[at]], c.v0[slot[at]])
+                du[:, at], dv[:, at] = _tangents(ends, coarse)
+            return du, dv
+
+        frames = TangentFrames(tangents, self.sizes[level])
+        if rows is None:
+            return surface, frames
+        return np.take(surface, rows, axis=1), frames.subset(rows)
+
+    def dependents(self, level: int, moved: np.ndarray, method: Prolongation) -> np.ndarray:
+        """The moved coarse vertices' children, the vertices whose stencils read those, and
+        the fallback vertices whose coarse stencil reads a moved vertex."""
+        transfer, stencil = self._transfers[level - 1], self._stencils[level - 1]
+        coarse = np.flatnonzero(moved)
+        out = np.zeros(self.sizes[level], dtype=bool)
+        first, number = transfer.group_start[coarse], np.diff(transfer.group_start)[coarse]
+        out[transfer.child_fine[ranges(first, number)]] = True
+        children = np.flatnonzero(out)
+        start = stencil.readers_start
+        out[stencil.readers[ranges(start[children], start[children + 1] - start[children])]] = True
+        c = stencil.coarse
+        out[stencil.fallback[moved[c.u1] | moved[c.u0] | moved[c.v1] | moved[c.v0]]] = True
+        return out
 
     def inject(self, level: int, finest_values: np.ndarray) -> np.ndarray:
         return np.ascontiguousarray(finest_values[..., self._members[level]])

@@ -53,7 +53,7 @@ class VertexNormals:
         corner = ranges(self._face_start[unique], sizes)
         # Newell: the sum over a face's edges of a x b. Component-major, in float64 (float32
         # positions far from the origin would lose a small face's area to rounding).
-        coordinates = positions.T.astype(np.float64)
+        coordinates = np.ascontiguousarray(positions.T, dtype=np.float64)  # each component contiguous
         take = lambda vertices: np.take(coordinates, vertices, axis=1)  # noqa: E731
         face_normals = _segment_sums(cross(take(self._corners[corner]), take(self._following[corner])), sizes)
         face_normals *= inverse_norm(face_normals)

@@ -97,6 +97,9 @@ class Surface:
             lv = self._levels[j]
             parent, frames = self.hierarchy.prolong_with_frames(j, self._levels[j - 1].rest, method)
             lv.reference = to_frame(frames(slice(None)), lv.rest - parent)
+            # Where the rest shape is the parent surface (a flat region) this is rounding:
+            # exactly 0 instead, so those vertices need no frame while nothing presses them.
+            lv.reference[np.abs(lv.reference) < self._negligible] = 0
             lv.fixed = lv.reference + lv.plastic
         self._built_for = method
 
@@ -105,7 +108,7 @@ class Surface:
     @property
     def positions(self) -> np.ndarray:
         """Current positions of the mesh's vertices, (n, 3) float32 (a copy)."""
-        return np.ascontiguousarray(self._levels[-1].solution.T)
+        return self._positions.copy()
 
     def level_positions(self, level: int) -> np.ndarray:
         """Current positions of the vertices of one level, (n_j, 3) (a copy)."""
@@ -122,6 +125,8 @@ class Surface:
             lv.elastic[:] = 0
             lv.plastic[:] = 0
             lv.fixed[:] = lv.reference
+        self._stale = [np.zeros(0, dtype=np.int64) for _ in self._levels]  # pushed last step
+        self._positions = np.zeros((self.vertex_count, 3), dtype=DTYPE)  # the finest level's, (n, 3)
         self._place(np.zeros((3, self.vertex_count), dtype=DTYPE), update=False)
 
     # -- stepping -----------------------------------------------------------------------------
@@ -213,76 +218,133 @@ class Surface:
         ``resting`` (n,) bool marks vertices touching a collider; restricted like the
         displacement (by max: a parent rests when a child does), it keeps their ancestors'
         offsets from relaxing too.
+
+        Only what can have changed is placed again: on each level, the vertices whose parent
+        or frame reads a coarser vertex that moved, whose offsets changed (relaxed, pushed),
+        and those pushed last step (kept as placed plus the push, so placed again from their
+        offsets). Every other vertex keeps its position, which is what placing it again would
+        give, bit for bit; a press taken by the fine levels costs what it touches.
         """
         settings = self.settings
+        whole = not update
         if settings.prolongation != self._built_for:
             self._compute_reference_offsets()
+            whole = True
         restricted = [d]
         for j in range(self.level_count - 1, 0, -1):
             restricted.insert(0, self.hierarchy.restrict(j, restricted[0], settings.restriction))
-        lengths = [norm(v) for v in restricted]
-        in_contact = [length > TINY for length in lengths]
         touch = self._touch_masks(resting)
-        if touch is not None:
-            in_contact = [c | t for c, t in zip(in_contact, touch, strict=True)]
         coefficients = self._per_step(dt) if update else []
         # What damping held back on coarser levels this step, carried up like positions: each
         # level's share is measured against the undamped motion, so the split between levels
         # does not depend on the step length (frame-rate independence with damping).
         held_back: np.ndarray | None = None
+        moved: np.ndarray | None = None  # the coarser level's vertices that moved this step
         for j, lv in enumerate(self._levels):
+            count = lv.rest.shape[1]
+            contact, length = _contact(restricted[j])
+            pushed = np.zeros(count, dtype=bool)
+            pushed[contact] = True
+            again = pushed.copy()  # vertices to place again
             if update:
-                self._relax(lv, in_contact[j], coefficients[j])
-            offsets = lv.fixed + lv.elastic
-            if j == 0:  # level 0 offsets live in object space
-                frames, placed = None, lv.rest + offsets
-            else:
-                coarse = self._levels[j - 1].solution
-                parent, frames = self.hierarchy.prolong_with_frames(j, coarse, settings.prolongation)
-                placed = _place_in_frames(frames, parent, offsets)
-                if held_back is not None:
-                    held_back = self.hierarchy.prolong(j, held_back, settings.prolongation, patch=True)
-            if update:
-                finest = j == self.level_count - 1
+                in_contact = pushed if touch is None else pushed | touch[j]
+                again[self._relax(lv, in_contact, coefficients[j])] = True
+                again[self._stale[j]] = True
+            spread = 0 if moved is None else np.count_nonzero(moved)
+            # Most of the coarser level moved (a global response): so will most of this one.
+            whole_level = whole or j == 0 or spread > SPARSE_FRACTION * moved.size
+            if spread and not whole_level:
+                again |= self.hierarchy.dependents(j, moved, settings.prolongation)
+            rows = None if whole_level else np.flatnonzero(again)
+            if rows is not None and rows.size > SPARSE_FRACTION * count:
+                rows = None  # most of the level: one pass over it is cheaper than gathers
+            old = lv.solution
+            frames: FrameBasis | None = None
+            if rows is None:  # the whole level
+                offsets = lv.fixed + lv.elastic
+                if j == 0:  # level 0 offsets live in object space
+                    placed = lv.rest + offsets
+                else:
+                    coarse = self._levels[j - 1].solution
+                    parent, frames = self.hierarchy.prolong_with_frames(j, coarse, settings.prolongation)
+                    placed = _place_in_frames(frames, parent, offsets)
+                at = contact
+            else:  # only ``rows``, in place
+                old_rows = _gather(old, rows)
+                if rows.size:
+                    coarse = self._levels[j - 1].solution
+                    parent, frames = self.hierarchy.prolong_with_frames(j, coarse, settings.prolongation, rows)
+                    offsets = _gather(lv.fixed, rows) + _gather(lv.elastic, rows)
+                    old = old_rows  # the positions before this step, by row
+                    placed = lv.solution
+                    placed[:, rows] = _place_in_frames(frames, parent, offsets)
+                else:
+                    placed = lv.solution
+                at = np.searchsorted(rows, contact)  # contact columns among the rows
+            if j > 0 and held_back is not None:
+                held_back = self.hierarchy.prolong(j, held_back, settings.prolongation, patch=True)
+            if update and contact.size:
                 held_back = self._respond(
-                    lv, placed, frames, restricted[j], lengths[j], coefficients[j], held_back, finest
+                    lv,
+                    placed,
+                    None if frames is None else frames(at),
+                    contact,
+                    _gather(restricted[j], contact),
+                    length,
+                    _gather(old, at),
+                    coefficients[j],
+                    held_back,
+                    j == self.level_count - 1,
                 )
+            if rows is None:
+                moved = (placed != old).any(axis=0)
+            else:
+                moved = np.zeros(count, dtype=bool)
+                moved[rows[(_gather(placed, rows) != old_rows).any(axis=0)]] = True
+            self._stale[j] = contact if update else contact[:0]
             lv.solution = placed
+        finest = self._levels[-1].solution
+        changed = np.flatnonzero(moved)
+        if whole or changed.size > SPARSE_FRACTION * moved.size:
+            self._positions[:] = finest.T
+        else:
+            self._positions[changed] = _gather(finest, changed).T
 
-    def _relax(self, lv: _Level, in_contact: np.ndarray, c: _Coefficients) -> None:
+    def _relax(self, lv: _Level, in_contact: np.ndarray, c: _Coefficients) -> np.ndarray:
         """Elastic offsets out of contact shrink by the relaxation fraction; contact keeps them.
-        What shrinks below float32 resolution at the object's size becomes exactly 0."""
+        What shrinks below float32 resolution at the object's size becomes exactly 0.
+        Returns the vertices whose offsets changed."""
         if not np.any(c.relaxation):
-            return
-        lv.elastic *= np.where(in_contact, DTYPE(1), c.kept)
-        lv.elastic[np.abs(lv.elastic) < self._negligible] = 0
+            return np.zeros(0, dtype=np.int64)
+        relaxing = np.flatnonzero(lv.elastic.any(axis=0) & ~in_contact)
+        elastic = _gather(lv.elastic, relaxing) * _at(c.kept, relaxing)
+        elastic[np.abs(elastic) < self._negligible] = 0
+        lv.elastic[:, relaxing] = elastic
+        return relaxing
 
     @staticmethod
     def _respond(
         lv: _Level,
         placed: np.ndarray,
-        frames: FrameBasis | None,
-        d: np.ndarray,
+        frames: np.ndarray | None,
+        contact: np.ndarray,
+        push: np.ndarray,
         length: np.ndarray,
+        old: np.ndarray,
         c: _Coefficients,
         held_back: np.ndarray | None,
         finest: bool,
     ) -> np.ndarray | None:
-        """Absorb this level's share of the displacement ``d`` (lengths ``length``) at its
-        contact vertices, in place.
+        """Absorb this level's share of the displacement at its ``contact`` vertices, in
+        place: ``push`` (3, m) their displacements, ``length`` their lengths, ``old`` their
+        positions before this step, ``frames`` (3, 3, m) their frames (None on level 0).
 
         Returns the motion held back by damping so far (coarser levels and this one), or
         None while there is none.
         """
-        contact = np.flatnonzero(length > TINY)
-        if contact.size == 0:
-            return held_back
-        length = length[contact]
         free = _gather(placed, contact)
         if held_back is not None:
             free += _gather(held_back, contact)
-        old = _gather(lv.solution, contact)
-        push = _gather(d, contact)
         if finest:
             # The finest level takes what is left, as a vector: every contact vertex ends at
             # its goal point, out of the collider (invariant 1) and no further (invariant 3),
@@ -301,7 +363,7 @@ class Surface:
                 held_back = np.zeros_like(placed)
             held_back[:, contact] += share - delta
         placed[:, contact] += delta
-        elastic = _gather(lv.elastic, contact) + (delta if frames is None else to_frame(frames(contact), delta))
+        elastic = _gather(lv.elastic, contact) + (delta if frames is None else to_frame(frames, delta))
         # Yield: the part of an elastic offset beyond the limit becomes permanent.
         size = norm(elastic)
         limit = _at(c.yield_limit, contact)
@@ -339,19 +401,37 @@ class Surface:
         return coefficients
 
 
+#: A level is placed again row by row when fewer than this fraction of its vertices need it,
+#: else whole (the same result: gathers cost more than a pass over most of a level).
+SPARSE_FRACTION = 0.5
+
 #: Vertices a chunk when frames are built and applied: small enough that a chunk's frames
 #: and offsets stay in a core's L2 cache (about 1 MB here), large enough to amortise numpy.
 CHUNK = 16384
 
 
 def _place_in_frames(frames: FrameBasis, parent: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """``parent + F offsets`` for a whole level, a cache-sized chunk at a time, into a new
-    array: ``parent`` stays as it was, since a frame basis may still read it."""
+    """``parent + F offsets``, into a new array: ``parent`` stays as it was, since a frame
+    basis may still read it. A vertex without offsets sits on its parent surface and needs no
+    frame (most of a flat region); the others are placed a cache-sized chunk at a time."""
+    live = np.flatnonzero(offsets.any(axis=0))
+    if live.size <= SPARSE_FRACTION * offsets.shape[1]:
+        placed = parent.copy()
+        placed[:, live] = to_object(frames(live), _gather(offsets, live), base=_gather(parent, live))
+        return placed
     placed = np.empty_like(parent)
     for start in range(0, offsets.shape[1], CHUNK):
         chunk = slice(start, start + CHUNK)
         to_object(frames(chunk), offsets[:, chunk], out=placed[:, chunk], base=parent[:, chunk])
     return placed
+
+
+def _contact(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """The vertices with a displacement (3, n) longer than TINY, and its lengths there."""
+    moving = np.flatnonzero(d.any(axis=0))
+    length = norm(_gather(d, moving))
+    keep = length > TINY
+    return moving[keep], length[keep]
 
 
 def _gather(vectors: np.ndarray, index: np.ndarray) -> np.ndarray:

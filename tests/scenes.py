@@ -18,6 +18,23 @@ def grid_rest(level: int, size: float = 2.0, height=None) -> np.ndarray:
     return np.stack([x, y, z], axis=-1).reshape(-1, 3).astype(np.float64)
 
 
+def grid_quads(side: int) -> np.ndarray:
+    """Row-major quads of a side x side vertex grid, (cells, 4)."""
+    row, col = np.divmod(np.arange((side - 1) ** 2), side - 1)
+    first = row * side + col
+    return np.stack([first, first + 1, first + side + 1, first + side], axis=1)
+
+
+def shuffled_triangulated_grid(level: int, seed: int = 0):
+    """A grid split into triangles, its vertices in a random order: no longer a grid to us."""
+    side = 2**level + 1
+    quads = grid_quads(side)
+    triangles = np.concatenate([quads[:, [0, 1, 2]], quads[:, [0, 2, 3]]])
+    order = np.random.default_rng(seed).permutation(side * side)
+    new_index = np.argsort(order)
+    return grid_rest(level)[order], new_index[triangles]
+
+
 def grid_surface(level: int, **settings) -> Surface:
     """A flat grid surface with uniform settings (keywords of ``LevelSettings.uniform``)."""
     return Surface(GridHierarchy(level), grid_rest(level), LevelSettings.uniform(level + 1, **settings))

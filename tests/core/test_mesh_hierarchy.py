@@ -7,24 +7,7 @@ import pytest
 from core import GridHierarchy, HierarchyCache, LevelSettings, MeshHierarchy, Surface, build_hierarchy
 from core.graph import components, independent_set, polygon_neighbours
 from core.mesh import ISLAND_MINIMUM
-from scenes import grid_rest
-
-
-def grid_quads(side: int) -> np.ndarray:
-    """Row-major quads of a side x side vertex grid, (cells, 4)."""
-    row, col = np.divmod(np.arange((side - 1) ** 2), side - 1)
-    first = row * side + col
-    return np.stack([first, first + 1, first + side + 1, first + side], axis=1)
-
-
-def shuffled_triangulated_grid(level: int, seed: int = 0):
-    """A grid split into triangles, its vertices in a random order: no longer a grid to us."""
-    side = 2**level + 1
-    quads = grid_quads(side)
-    triangles = np.concatenate([quads[:, [0, 1, 2]], quads[:, [0, 2, 3]]])
-    order = np.random.default_rng(seed).permutation(side * side)
-    new_index = np.argsort(order)
-    return grid_rest(level)[order], new_index[triangles]
+from scenes import grid_quads, grid_rest, shuffled_triangulated_grid
 
 
 def test_the_independent_set_is_independent_and_maximal():
