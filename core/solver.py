@@ -239,7 +239,7 @@ class Surface:
         # level's share is measured against the undamped motion, so the split between levels
         # does not depend on the step length (frame-rate independence with damping).
         held_back: np.ndarray | None = None
-        moved: np.ndarray | None = None  # the coarser level's vertices that moved this step
+        moved = np.zeros(0, dtype=bool)  # the coarser level's vertices that moved this step
         for j, lv in enumerate(self._levels):
             count = lv.rest.shape[1]
             contact, length = _contact(restricted[j])
@@ -250,7 +250,7 @@ class Surface:
                 in_contact = pushed if touch is None else pushed | touch[j]
                 again[self._relax(lv, in_contact, coefficients[j])] = True
                 again[self._stale[j]] = True
-            spread = 0 if moved is None else np.count_nonzero(moved)
+            spread = np.count_nonzero(moved)
             # Most of the coarser level moved (a global response): so will most of this one.
             whole_level = whole or j == 0 or spread > SPARSE_FRACTION * moved.size
             if spread and not whole_level:
