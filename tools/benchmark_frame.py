@@ -8,7 +8,8 @@ both directions) evaluated on the same grid and ball, in one process. The 66k gr
 bound to an armature (one bone, swaying): the posed path, which reads the evaluated mesh and
 maps pushes back through the armature. Then a press held until it settles (the Soft Clay
 preset, frames 46-60: vertices rest on the ball), and the same grid with the ball kept
-away: a frame without contact.
+away: a frame without contact. The 100k grid runs again rippled (1 cm waves): a vertex on a
+flat region has no rest offset and needs no frame, so a curved mesh costs more.
 
 Usage: .venv/bin/python tools/benchmark_frame.py
 """
@@ -24,17 +25,25 @@ ROOT = Path(__file__).resolve().parent.parent
 os.environ.setdefault("BLENDER_USER_RESOURCES", tempfile.mkdtemp(prefix="collision_response_bench_"))
 
 import bpy  # noqa: E402
+import numpy as np  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "tools"))
 from build_extension import build  # noqa: E402
 
 
-def scene_with(subdivisions: int, rigged: bool = False, away: bool = False):
+def scene_with(subdivisions: int, rigged: bool = False, away: bool = False, rippled: bool = False):
     bpy.ops.wm.read_homefile(use_empty=True)
     scene = bpy.context.scene
     scene.frame_start, scene.frame_end = 1, 30
     bpy.ops.mesh.primitive_grid_add(x_subdivisions=subdivisions, y_subdivisions=subdivisions, size=2)
     grid = bpy.context.active_object
+    if rippled:  # no flat region: every vertex has a rest offset, so every placement needs a frame
+        co = np.empty(len(grid.data.vertices) * 3)
+        grid.data.vertices.foreach_get("co", co)
+        x, y = co[0::3], co[1::3]
+        co[2::3] = 0.01 * np.sin(12 * x) * np.cos(12 * y)
+        grid.data.vertices.foreach_set("co", co)
+        grid.data.update()
     bpy.ops.mesh.primitive_uv_sphere_add(segments=45, ring_count=23, radius=0.5, location=(0, 0, 0.5))
     ball = bpy.context.active_object
     ball.keyframe_insert("location", frame=1)
@@ -61,11 +70,11 @@ def scene_with(subdivisions: int, rigged: bool = False, away: bool = False):
 
 
 def frame_times(
-    subdivisions: int, rigged: bool = False, away: bool = False, preset: str = "", last: int = 30
+    subdivisions: int, rigged: bool = False, away: bool = False, preset: str = "", last: int = 30, rippled=False
 ) -> tuple[list[float], int, list[int]]:
     from importlib import import_module
 
-    scene, grid, _ = scene_with(subdivisions, rigged, away)
+    scene, grid, _ = scene_with(subdivisions, rigged, away, rippled)
     addon = next(name for name in bpy.context.preferences.addons.keys() if name.endswith("collision_response"))
     handlers, simulation = import_module(addon + ".handlers"), import_module(addon + ".simulation")
     for obj in bpy.context.view_layer.objects:
@@ -86,8 +95,8 @@ def frame_times(
     return timings, len(grid.data.vertices), simulation.get(grid).surface.hierarchy.sizes
 
 
-def shrinkwrap_time(subdivisions: int, away: bool = False) -> float:
-    scene, grid, ball = scene_with(subdivisions, away=away)
+def shrinkwrap_time(subdivisions: int, away: bool = False, rippled: bool = False) -> float:
+    scene, grid, ball = scene_with(subdivisions, away=away, rippled=rippled)
     scene.frame_set(16)
     modifier = grid.modifiers.new("Shrinkwrap", "SHRINKWRAP")
     modifier.wrap_method, modifier.target = "PROJECT", ball
@@ -121,6 +130,11 @@ def main() -> None:
         timings, _, _ = frame_times(subdivisions, away=True)
         idle, shrinkwrap_idle = statistics.median(timings) * 1e3, shrinkwrap_time(subdivisions, away=True) * 1e3
         print(f"    ball away    {idle:6.1f} ms  {idle / shrinkwrap_idle:5.2f} x Shrinkwrap ({shrinkwrap_idle:.1f} ms)")
+        if subdivisions == 316:
+            timings, _, _ = frame_times(subdivisions, rippled=True)
+            sinking, shrinkwrap = statistics.median(timings[2:14]) * 1e3, shrinkwrap_time(316, rippled=True) * 1e3
+            print(f"    rippled, no flat region: Shrinkwrap {shrinkwrap:.1f} ms")
+            print(f"      ball sinking {sinking:6.1f} ms  {sinking / shrinkwrap:5.2f} x Shrinkwrap")
         if subdivisions == 256:
             timings, _, _ = frame_times(subdivisions, rigged=True)
             sinking, holding = statistics.median(timings[2:14]) * 1e3, statistics.median(timings[16:]) * 1e3
