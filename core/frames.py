@@ -69,13 +69,11 @@ class TangentFrames:
     gives the two tangents of vertices by index: a level's (3, 3, n) frames are never held
     at once, and vertices whose frames are not asked for cost nothing."""
 
-    def __init__(self, tangents: Callable[[np.ndarray], tuple[np.ndarray, np.ndarray]], count: int):
+    def __init__(self, tangents: Callable[[slice | np.ndarray], tuple[np.ndarray, np.ndarray]], count: int):
         self.tangents, self.count = tangents, count
 
     def __call__(self, index: slice | np.ndarray) -> np.ndarray:
         """Frames (3, 3, m) of the vertices ``index`` (a slice or an index array)."""
-        if isinstance(index, slice):
-            index = np.arange(self.count)[index]
         return frames_from_tangents(*self.tangents(index))
 
     def subset(self, rows: np.ndarray) -> "TangentFrames":

@@ -246,8 +246,14 @@ class GridHierarchy:
         the central differences of ``grid_tangents`` (one-sided at the borders), as indices."""
         side = grid_side(level)
         take = lambda index: np.take(surface, index, axis=1)  # noqa: E731
+        whole: list[tuple[np.ndarray, np.ndarray]] = []  # the whole level's, once a slice asks
 
-        def tangents(index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        def tangents(index: slice | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            if isinstance(index, slice):  # a chunk of the whole level: slicing beats gathers
+                if not whole:
+                    whole.append(grid_tangents(self._shape(level, surface)))
+                du, dv = whole[0]
+                return du[:, index], dv[:, index]
             row, col = np.divmod(index, side)
             du = take(row * side + np.minimum(col + 1, side - 1)) - take(row * side + np.maximum(col - 1, 0))
             dv = take(np.minimum(row + 1, side - 1) * side + col) - take(np.maximum(row - 1, 0) * side + col)

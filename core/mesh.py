@@ -216,7 +216,7 @@ class MeshHierarchy:
             surface = np.empty((3, self.sizes[level]), dtype=values.dtype)  # read only where needed
             surface[:, needed] = values
 
-        def tangents(index: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        def tangents(index: slice | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             own = stencil.own
             du, dv = _tangents(_Stencil(own.u1[index], own.u0[index], own.v1[index], own.v0[index]), surface)
             slot = stencil.fallback_slot[index]
