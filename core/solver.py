@@ -243,21 +243,13 @@ class Surface:
         for j, lv in enumerate(self._levels):
             count = lv.rest.shape[1]
             contact, length = _contact(restricted[j])
-            pushed = np.zeros(count, dtype=bool)
-            pushed[contact] = True
-            again = pushed.copy()  # vertices to place again
+            again = np.zeros(count, dtype=bool)  # vertices to place again
+            again[contact] = True
             if update:
-                in_contact = pushed if touch is None else pushed | touch[j]
+                in_contact = again.copy() if touch is None else again | touch[j]
                 again[self._relax(lv, in_contact, coefficients[j])] = True
                 again[self._stale[j]] = True
-            spread = np.count_nonzero(moved)
-            # Most of the coarser level moved (a global response): so will most of this one.
-            whole_level = whole or j == 0 or spread > SPARSE_FRACTION * moved.size
-            if spread and not whole_level:
-                again |= self.hierarchy.dependents(j, moved, settings.prolongation)
-            rows = None if whole_level else np.flatnonzero(again)
-            if rows is not None and rows.size > SPARSE_FRACTION * count:
-                rows = None  # most of the level: one pass over it is cheaper than gathers
+            rows = None if whole or j == 0 else self._rows(j, again, moved)
             old = lv.solution
             frames: FrameBasis | None = None
             if rows is None:  # the whole level
@@ -309,6 +301,18 @@ class Surface:
             self._positions[:] = finest.T
         else:
             self._positions[changed] = _gather(finest, changed).T
+
+    def _rows(self, level: int, again: np.ndarray, moved: np.ndarray) -> np.ndarray | None:
+        """The vertices of ``level`` to place again: those marked ``again`` and those reading a
+        coarser vertex that ``moved``; None for the whole level, when that is most of it."""
+        spread = np.count_nonzero(moved)
+        if spread > SPARSE_FRACTION * moved.size:  # a global response: most of this level too
+            return None
+        if spread:
+            again = again | self.hierarchy.dependents(level, moved, self.settings.prolongation)
+        rows = np.flatnonzero(again)
+        # Most of the level: one pass over it is cheaper than gathers.
+        return None if rows.size > SPARSE_FRACTION * again.size else rows
 
     def _relax(self, lv: _Level, in_contact: np.ndarray, c: _Coefficients) -> np.ndarray:
         """Elastic offsets out of contact shrink by the relaxation fraction; contact keeps them.
