@@ -243,7 +243,8 @@ class GridHierarchy:
 
     def frame_basis(self, level: int, surface: np.ndarray) -> TangentFrames:
         """Frames on the prolongated parent surface (3, n_j) of ``level``, built on demand:
-        the central differences of ``grid_tangents`` (one-sided at the borders), as indices."""
+        the central differences of ``grid_tangents`` (one-sided at the borders), sliced from
+        the whole level's for a chunk, by index arithmetic for a subset."""
         side = grid_side(level)
         take = lambda index: np.take(surface, index, axis=1)  # noqa: E731
         whole: list[tuple[np.ndarray, np.ndarray]] = []  # the whole level's, once a slice asks
