@@ -47,14 +47,12 @@ class VertexNormals:
         used = np.zeros(self._sizes.size, dtype=bool)
         used[faces] = True
         unique = np.flatnonzero(used)
-        slot = np.zeros(self._sizes.size, dtype=np.int64)
-        slot[unique] = np.arange(unique.size)
         sizes = self._sizes[unique]
         corner = ranges(self._face_start[unique], sizes)
         # Newell: the sum over a face's edges of a x b. Component-major, in float64 (float32
         # positions far from the origin would lose a small face's area to rounding).
-        coordinates = np.ascontiguousarray(positions.T, dtype=np.float64)  # each component contiguous
-        take = lambda vertices: np.take(coordinates, vertices, axis=1)  # noqa: E731
+        # Only the vertices of those faces are read and converted, not the whole mesh.
+        take = lambda vertices: np.take(positions, vertices, axis=0).T.astype(np.float64, order="C")  # noqa: E731
         face_normals = _segment_sums(cross(take(self._corners[corner]), take(self._following[corner])), sizes)
         face_normals *= inverse_norm(face_normals)
         # Each face's angle at the vertex: between the edges to the corners before and after.
@@ -62,7 +60,7 @@ class VertexNormals:
         before, after = take(self._previous[around]) - at, take(self._following[around]) - at
         cosine = dot(before, after) * inverse_norm(before) * inverse_norm(after)
         angle = np.arccos(np.clip(cosine, -1.0, 1.0))
-        normals = _segment_sums(np.take(face_normals, slot[faces], axis=1) * angle, counts)
+        normals = _segment_sums(np.take(face_normals, np.searchsorted(unique, faces), axis=1) * angle, counts)
         return (normals * inverse_norm(normals)).T.astype(positions.dtype)
 
 
