@@ -298,7 +298,8 @@ class Surface:
         finest = self._levels[-1].solution
         changed = np.flatnonzero(moved)
         if whole or changed.size > SPARSE_FRACTION * moved.size:
-            self._positions[:] = finest.T
+            for axis in range(3):  # a row at a time: a transposed copy of the whole is 4 x slower
+                self._positions[:, axis] = finest[axis]
         else:
             self._positions[changed] = _gather(finest, changed).T
 
