@@ -80,7 +80,7 @@ class CollisionQuery:
             self._forget(np.flatnonzero(self.side))
             self._resting = None
             return contact
-        queried = np.flatnonzero(near)
+        queried = near.nonzero()[0]
         points = positions[queried] @ matrix[:3, :3].T + matrix[:3, 3]
         # The surface's normals matter only where no contact's normal steers the push.
         normal_world = np.zeros((queried.size, 3))
@@ -147,7 +147,7 @@ class CollisionQuery:
         """One evaluation: rays ahead for the ``forward`` vertices and behind for the
         ``backward`` ones (masks), written into ``ahead`` and ``behind``: each a pair of
         signed distances (k, m) and outward face normals (k, m, 3)."""
-        f, b = np.flatnonzero(forward), np.flatnonzero(backward)
+        f, b = forward.nonzero()[0], backward.nonzero()[0]
         if f.size + b.size == 0:
             return
         origins = np.concatenate([points[f], points[b]])
@@ -212,7 +212,7 @@ class CollisionQuery:
         touching &= ~pushed
         side[~(pushed | touching)] = 0
         self.side[queried] = side
-        rests = np.flatnonzero(touching)
+        rests = touching.nonzero()[0]
         planes = _nearest_faces(
             points[rests], directions[:, rests], *([h[:, rests] for h in hits] for hits in (ahead_hits, behind_hits))
         )
@@ -350,7 +350,7 @@ def _near(positions: np.ndarray, collider: Collider, standoff: float, to_local: 
         boxed = boxed[(values >= low[axis]) & (values <= high[axis])]
     centre = to_local[:3, :3] @ collider.centre + to_local[:3, 3]
     radius = (collider.radius + margin) * np.linalg.norm(to_local[:3, :3], 2)
-    offset = np.take(positions, boxed, axis=0).astype(np.float64)  # take: rows, several times faster
+    offset = positions.take(boxed, axis=0).astype(np.float64)  # take: rows, several times faster
     offset -= centre
     near = np.zeros(positions.shape[0], dtype=bool)
     near[boxed[np.einsum("ij,ij->i", offset, offset) <= radius**2]] = True

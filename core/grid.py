@@ -246,7 +246,7 @@ class GridHierarchy:
         the central differences of ``grid_tangents`` (one-sided at the borders), sliced from
         the whole level's for a chunk, by index arithmetic for a subset."""
         side = grid_side(level)
-        take = lambda index: np.take(surface, index, axis=1)  # noqa: E731
+        take = lambda index: surface.take(index, axis=1)  # noqa: E731
         whole: list[tuple[np.ndarray, np.ndarray]] = []  # the whole level's, once a slice asks
 
         def tangents(index: slice | np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -269,7 +269,7 @@ class GridHierarchy:
         frames = self.frame_basis(level, parent)
         if rows is None:
             return parent, frames
-        return np.take(parent, rows, axis=1), frames.subset(rows)
+        return parent.take(rows, axis=1), frames.subset(rows)
 
     def dependents(self, level: int, moved: np.ndarray, method: Prolongation) -> np.ndarray:
         """The box of fine vertices around the moved parents' children: a linear midpoint

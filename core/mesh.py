@@ -128,7 +128,7 @@ class MeshHierarchy:
         surface at rest, and the coarse level's stencil at the heaviest parent where that
         surface is flat around a vertex."""
         own, flat = _stencil(self.prolong(level, coarse_rest.T, "linear").T, *graph)
-        fallback = np.flatnonzero(flat)
+        fallback = flat.nonzero()[0]
         transfer = self._transfers[level - 1]
         heaviest = transfer.parents[np.argmax(transfer.weights[:, fallback], axis=0), fallback]
         heads, tails = coarse_graph
@@ -157,7 +157,7 @@ class MeshHierarchy:
         if not patch:
             return _interpolate(coarse, transfer.parents, transfer.weights)
         nonzero = np.flatnonzero(np.any(coarse != 0, axis=0))
-        first, number = transfer.group_start[nonzero], np.diff(transfer.group_start)[nonzero]
+        first, number = transfer.group_start[nonzero], transfer.group_start[nonzero + 1] - transfer.group_start[nonzero]
         rows = np.unique(transfer.child_fine[ranges(first, number)])
         out = np.zeros((coarse.shape[0], transfer.parents.shape[1]), dtype=np.result_type(coarse.dtype, DTYPE))
         out[:, rows] = _interpolate(coarse, transfer.parents[:, rows], transfer.weights[:, rows])
@@ -168,7 +168,7 @@ class MeshHierarchy:
         transfer = self._transfers[level - 1]
         coarse = np.zeros((3, self.sizes[level - 1]), dtype=fine.dtype)
         lengths = np.sqrt(dot(fine, fine))
-        moving = np.flatnonzero(lengths > TINY)
+        moving = (lengths > TINY).nonzero()[0]
         if moving.size == 0:
             return coarse
         # The entries of the moving children only (a few percent of all, in a press), in
@@ -190,7 +190,7 @@ class MeshHierarchy:
         """Coarse vertices of ``level - 1`` with a marked child."""
         transfer = self._transfers[level - 1]
         coarse = np.zeros(self.sizes[level - 1], dtype=bool)
-        coarse[transfer.child_group[_entries_of(transfer, np.flatnonzero(fine))]] = True
+        coarse[transfer.child_group[_entries_of(transfer, fine.nonzero()[0])]] = True
         return coarse
 
     def prolong_with_frames(
@@ -210,7 +210,7 @@ class MeshHierarchy:
             needed = np.zeros(self.sizes[level], dtype=bool)
             for index in (rows, own.u1[rows], own.u0[rows], own.v1[rows], own.v0[rows]):
                 needed[index] = True
-            needed = np.flatnonzero(needed)
+            needed = needed.nonzero()[0]
             transfer = self._transfers[level - 1]
             values = _interpolate(coarse, transfer.parents[:, needed], transfer.weights[:, needed])
             surface = np.empty((3, self.sizes[level]), dtype=values.dtype)  # read only where needed
@@ -220,7 +220,7 @@ class MeshHierarchy:
             own = stencil.own
             du, dv = _tangents(_Stencil(own.u1[index], own.u0[index], own.v1[index], own.v0[index]), surface)
             slot = stencil.fallback_slot[index]
-            at = np.flatnonzero(slot >= 0)
+            at = (slot >= 0).nonzero()[0]
             if at.size:
                 c = stencil.coarse
                 ends = _Stencil(c.u1[slot[at]], c.u0[slot[at]], c.v1[slot[at]], c.v0[slot[at]])
@@ -230,17 +230,17 @@ class MeshHierarchy:
         frames = TangentFrames(tangents, self.sizes[level])
         if rows is None:
             return surface, frames
-        return np.take(surface, rows, axis=1), frames.subset(rows)
+        return surface.take(rows, axis=1), frames.subset(rows)
 
     def dependents(self, level: int, moved: np.ndarray, method: Prolongation) -> np.ndarray:
         """The moved coarse vertices' children, the vertices whose stencils read those, and
         the fallback vertices whose coarse stencil reads a moved vertex."""
         transfer, stencil = self._transfers[level - 1], self._stencils[level - 1]
-        coarse = np.flatnonzero(moved)
+        coarse = moved.nonzero()[0]
         out = np.zeros(self.sizes[level], dtype=bool)
-        first, number = transfer.group_start[coarse], np.diff(transfer.group_start)[coarse]
+        first, number = transfer.group_start[coarse], transfer.group_start[coarse + 1] - transfer.group_start[coarse]
         out[transfer.child_fine[ranges(first, number)]] = True
-        children = np.flatnonzero(out)
+        children = out.nonzero()[0]
         start = stencil.readers_start
         out[stencil.readers[ranges(start[children], start[children + 1] - start[children])]] = True
         c = stencil.coarse
@@ -257,16 +257,16 @@ class MeshHierarchy:
 
 def _entries_of(transfer: _Transfer, children: np.ndarray) -> np.ndarray:
     """The (coarse, child) entries of the given fine vertices, by child."""
-    first, count = transfer.child_start[children], np.diff(transfer.child_start)[children]
+    first, count = transfer.child_start[children], transfer.child_start[children + 1] - transfer.child_start[children]
     return transfer.by_child[ranges(first, count)]
 
 
 def _interpolate(source: np.ndarray, parents: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Weighted sums of parents' values: ``source`` (c, n_coarse), ``parents`` and
     ``weights`` (K, m); returns (c, m). One gather and multiply-add per parent slot."""
-    out = np.take(source, parents[0], axis=1) * weights[0]
+    out = source.take(parents[0], axis=1) * weights[0]
     for slot in range(1, parents.shape[0]):
-        out += np.take(source, parents[slot], axis=1) * weights[slot]
+        out += source.take(parents[slot], axis=1) * weights[slot]
     return out
 
 
@@ -308,7 +308,7 @@ def _coarsen(rest: np.ndarray, keep: np.ndarray, heads: np.ndarray, tails: np.nd
     coarse_index[keep] = np.arange(coarse_count)
     coarse_graph = _coarse_graph(keep, coarse_index, heads, tails)
     parents, weights = _barycentric_weights(rest, keep, heads, tails, coarse_graph)
-    parents[:, keep] = np.flatnonzero(keep)  # a kept vertex is its own parent, once
+    parents[:, keep] = keep.nonzero()[0]  # a kept vertex is its own parent, once
     weights[0, keep] = 1.0
     parents = coarse_index[parents]
     # Children of each coarse vertex: every (fine, parent) entry with a weight, by parent.
@@ -339,8 +339,8 @@ def _coarse_graph(keep: np.ndarray, coarse_index: np.ndarray, heads: np.ndarray,
     count = keep.size
     # Adjacent kept vertices of each vertex: itself if kept, else its kept neighbours.
     link = ~keep[heads] & keep[tails]
-    owner = np.concatenate([np.flatnonzero(keep), heads[link]])
-    parent = np.concatenate([np.flatnonzero(keep), tails[link]])
+    owner = np.concatenate([keep.nonzero()[0], heads[link]])
+    parent = np.concatenate([keep.nonzero()[0], tails[link]])
     order = np.argsort(owner, kind="stable")
     owner, parent = owner[order], parent[order]
     start = np.searchsorted(owner, np.arange(count))
@@ -368,7 +368,7 @@ def _barycentric_weights(rest: np.ndarray, keep: np.ndarray, heads: np.ndarray, 
     indices; the caller sets the kept vertices'.
     """
     count = keep.size
-    kept_fine = np.flatnonzero(keep)
+    kept_fine = keep.nonzero()[0]
     coarse_of = np.full(count, -1)
     coarse_of[kept_fine] = np.arange(kept_fine.size)
     parents = np.zeros((PARENTS, count), dtype=np.int64)
@@ -396,7 +396,7 @@ def _place(points, owner, near, shapes, kept_fine, parents, weights) -> np.ndarr
     number = np.diff(fan_start)[near]
     fine = np.repeat(owner, number)
     corners = kept_fine[shapes[fan[ranges(fan_start[near], number)]]].T
-    coordinates = _barycentric(np.take(points, fine, axis=1), *(np.take(points, c, axis=1) for c in corners))
+    coordinates = _barycentric(points.take(fine, axis=1), *(points.take(c, axis=1) for c in corners))
     ids, best = group_argmax(fine, np.min(coordinates, axis=0))
     ok = np.isfinite(coordinates[0, best])  # not a degenerate shape
     ids, best = ids[ok], best[ok]
@@ -512,5 +512,5 @@ def _stencil(
 
 def _tangents(stencil: _Stencil, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The stencil's two central differences on positions (3, n): du, dv, each (3, n)."""
-    take = lambda index: np.take(positions, index, axis=1)  # noqa: E731
+    take = lambda index: positions.take(index, axis=1)  # noqa: E731
     return take(stencil.u1) - take(stencil.u0), take(stencil.v1) - take(stencil.v0)

@@ -46,13 +46,13 @@ class VertexNormals:
         # Each face around the vertices once, however many of its vertices were asked for.
         used = np.zeros(self._sizes.size, dtype=bool)
         used[faces] = True
-        unique = np.flatnonzero(used)
+        unique = used.nonzero()[0]
         sizes = self._sizes[unique]
         corner = ranges(self._face_start[unique], sizes)
         # Newell: the sum over a face's edges of a x b. Component-major, in float64 (float32
         # positions far from the origin would lose a small face's area to rounding).
         # Only the vertices of those faces are read and converted, not the whole mesh.
-        take = lambda vertices: np.take(positions, vertices, axis=0).T.astype(np.float64, order="C")  # noqa: E731
+        take = lambda vertices: positions.take(vertices, axis=0).T.astype(np.float64, order="C")  # noqa: E731
         face_normals = _segment_sums(cross(take(self._corners[corner]), take(self._following[corner])), sizes)
         face_normals *= inverse_norm(face_normals)
         # Each face's angle at the vertex: between the edges to the corners before and after.

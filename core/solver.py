@@ -296,7 +296,7 @@ class Surface:
             self._stale[j] = contact if update else contact[:0]
             lv.solution = placed
         finest = self._levels[-1].solution
-        changed = np.flatnonzero(moved)
+        changed = moved.nonzero()[0]
         if whole or changed.size > SPARSE_FRACTION * moved.size:
             for axis in range(3):  # a row at a time: a transposed copy of the whole is 4 x slower
                 self._positions[:, axis] = finest[axis]
@@ -311,7 +311,7 @@ class Surface:
             return None
         if spread:
             again = again | self.hierarchy.dependents(level, moved, self.settings.prolongation)
-        rows = np.flatnonzero(again)
+        rows = again.nonzero()[0]
         # Most of the level: one pass over it is cheaper than gathers.
         return None if rows.size > SPARSE_FRACTION * again.size else rows
 
@@ -319,9 +319,9 @@ class Surface:
         """Elastic offsets out of contact shrink by the relaxation fraction; contact keeps them.
         What shrinks below float32 resolution at the object's size becomes exactly 0.
         Returns the vertices whose offsets changed."""
-        if not np.any(c.relaxation):
+        if not c.relaxation.any():
             return np.zeros(0, dtype=np.int64)
-        relaxing = np.flatnonzero(lv.elastic.any(axis=0) & ~in_contact)
+        relaxing = (lv.elastic.any(axis=0) & ~in_contact).nonzero()[0]
         elastic = _gather(lv.elastic, relaxing) * _at(c.kept, relaxing)
         elastic[np.abs(elastic) < self._negligible] = 0
         lv.elastic[:, relaxing] = elastic
@@ -419,7 +419,7 @@ def _place_in_frames(frames: FrameBasis, parent: np.ndarray, offsets: np.ndarray
     """``parent + F offsets``, into a new array: ``parent`` stays as it was, since a frame
     basis may still read it. A vertex without offsets sits on its parent surface and needs no
     frame (most of a flat region); the others are placed a cache-sized chunk at a time."""
-    live = np.flatnonzero(offsets.any(axis=0))
+    live = offsets.any(axis=0).nonzero()[0]
     if live.size <= SPARSE_FRACTION * offsets.shape[1]:
         placed = parent.copy()
         placed[:, live] = to_object(frames(live), _gather(offsets, live), base=_gather(parent, live))
@@ -433,15 +433,15 @@ def _place_in_frames(frames: FrameBasis, parent: np.ndarray, offsets: np.ndarray
 
 def _contact(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """The vertices with a displacement (3, n) longer than TINY, and its lengths there."""
-    moving = np.flatnonzero(d.any(axis=0))
+    moving = d.any(axis=0).nonzero()[0]
     length = norm(_gather(d, moving))
     keep = length > TINY
     return moving[keep], length[keep]
 
 
 def _gather(vectors: np.ndarray, index: np.ndarray) -> np.ndarray:
-    """Columns ``index`` of a (3, n) array: np.take, several times faster than vectors[:, index]."""
-    return np.take(vectors, index, axis=1)
+    """Columns ``index`` of a (3, n) array: ``take``, several times faster than vectors[:, index]."""
+    return vectors.take(index, axis=1)
 
 
 def _at(values: np.ndarray, index: np.ndarray) -> np.ndarray:
