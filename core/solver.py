@@ -251,35 +251,33 @@ class Surface:
                 again[self._stale[j]] = True
             rows = None if whole or j == 0 else self._rows(j, again, moved)
             old = lv.solution
-            frames: FrameBasis | None = None
+            frames_at = None  # the contact vertices' frames (none on level 0)
             if rows is None:  # the whole level
                 offsets = lv.fixed + lv.elastic
+                at = contact
                 if j == 0:  # level 0 offsets live in object space
                     placed = lv.rest + offsets
                 else:
                     coarse = self._levels[j - 1].solution
                     parent, frames = self.hierarchy.prolong_with_frames(j, coarse, settings.prolongation)
-                    placed = _place_in_frames(frames, parent, offsets)
-                at = contact
+                    placed, frames_at = _place_in_frames(frames, parent, offsets, at)
             else:  # only ``rows``, in place
                 old_rows = _gather(old, rows)
+                at = np.searchsorted(rows, contact)  # contact columns among the rows
+                placed = lv.solution
                 if rows.size:
                     coarse = self._levels[j - 1].solution
                     parent, frames = self.hierarchy.prolong_with_frames(j, coarse, settings.prolongation, rows)
                     offsets = _gather(lv.fixed, rows) + _gather(lv.elastic, rows)
                     old = old_rows  # the positions before this step, by row
-                    placed = lv.solution
-                    placed[:, rows] = _place_in_frames(frames, parent, offsets)
-                else:
-                    placed = lv.solution
-                at = np.searchsorted(rows, contact)  # contact columns among the rows
+                    placed[:, rows], frames_at = _place_in_frames(frames, parent, offsets, at)
             if j > 0 and held_back is not None:
                 held_back = self.hierarchy.prolong(j, held_back, settings.prolongation, patch=True)
             if update and contact.size:
                 held_back = self._respond(
                     lv,
                     placed,
-                    None if frames is None else frames(at),
+                    frames_at,
                     contact,
                     _gather(restricted[j], contact),
                     length,
@@ -415,20 +413,31 @@ SPARSE_FRACTION = 0.5
 CHUNK = 16384
 
 
-def _place_in_frames(frames: FrameBasis, parent: np.ndarray, offsets: np.ndarray) -> np.ndarray:
-    """``parent + F offsets``, into a new array: ``parent`` stays as it was, since a frame
-    basis may still read it. A vertex without offsets sits on its parent surface and needs no
-    frame (most of a flat region); the others are placed a cache-sized chunk at a time."""
-    live = offsets.any(axis=0).nonzero()[0]
-    if live.size <= SPARSE_FRACTION * offsets.shape[1]:
-        placed = parent.copy()
-        placed[:, live] = to_object(frames(live), _gather(offsets, live), base=_gather(parent, live))
-        return placed
+def _place_in_frames(
+    frames: FrameBasis, parent: np.ndarray, offsets: np.ndarray, at: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """``parent + F offsets``, into a new array (``parent`` stays as it was, since a frame
+    basis may still read it), and the frames of the vertices ``at`` (sorted), which the
+    response reads: made in the same pass, not twice. A vertex without offsets sits on its
+    parent surface and needs no frame (most of a flat region), unless it is ``at``; the
+    others are placed a cache-sized chunk at a time."""
+    framed = offsets.any(axis=0)
+    framed[at] = True
+    framed = framed.nonzero()[0]
+    if framed.size <= SPARSE_FRACTION * offsets.shape[1]:
+        basis = frames(framed)
+        placed = parent.copy()  # a vertex ``at`` without offsets is placed too: parent + F 0
+        placed[:, framed] = to_object(basis, _gather(offsets, framed), base=_gather(parent, framed))
+        return placed, basis.take(np.searchsorted(framed, at), axis=2)
     placed = np.empty_like(parent)
+    basis_at = np.empty((3, 3, at.size), dtype=placed.dtype)
     for start in range(0, offsets.shape[1], CHUNK):
         chunk = slice(start, start + CHUNK)
-        to_object(frames(chunk), offsets[:, chunk], out=placed[:, chunk], base=parent[:, chunk])
-    return placed
+        basis = frames(chunk)
+        to_object(basis, offsets[:, chunk], out=placed[:, chunk], base=parent[:, chunk])
+        first, last = np.searchsorted(at, (start, start + CHUNK))
+        basis_at[:, :, first:last] = basis.take(at[first:last] - start, axis=2)
+    return placed, basis_at
 
 
 def _contact(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
