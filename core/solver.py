@@ -286,16 +286,16 @@ class Surface:
                     held_back,
                     j == self.level_count - 1,
                 )
-            if rows is None:
-                moved = (placed != old).any(axis=0)
-            else:
+            if rows is not None:
                 moved = np.zeros(count, dtype=bool)
                 moved[rows[(_gather(placed, rows) != old_rows).any(axis=0)]] = True
+            elif j < self.level_count - 1:  # the finest level placed whole is written whole
+                moved = (placed != old).any(axis=0)
             self._stale[j] = contact if update else contact[:0]
             lv.solution = placed
         finest = self._levels[-1].solution
-        changed = moved.nonzero()[0]
-        if whole or changed.size > SPARSE_FRACTION * moved.size:
+        changed = None if rows is None else moved.nonzero()[0]
+        if changed is None or changed.size > SPARSE_FRACTION * moved.size:
             for axis in range(3):  # a row at a time: a transposed copy of the whole is 4 x slower
                 self._positions[:, axis] = finest[axis]
         else:
