@@ -27,7 +27,8 @@ class _Level:
     elastic: np.ndarray  # o
     plastic: np.ndarray  # p
     solution: np.ndarray  # s: current positions (object space)
-    fixed: np.ndarray  # r + p, kept so a step adds one array, not two
+    fixed: np.ndarray  # r + p
+    offsets: np.ndarray  # r + p + o, kept up to date where they change: a step reads one array
 
 
 @dataclass
@@ -83,7 +84,7 @@ class Surface:
         for j in range(self.level_count):
             rest = finest_rest if j == self.level_count - 1 else self.hierarchy.inject(j, finest_rest)
             zeros = np.zeros_like(rest)
-            levels.append(_Level(rest, zeros, zeros.copy(), zeros.copy(), rest.copy(), zeros.copy()))
+            levels.append(_Level(rest, zeros, zeros.copy(), zeros.copy(), rest.copy(), zeros.copy(), zeros.copy()))
         self._levels = levels
         self._compute_reference_offsets()
 
@@ -101,6 +102,7 @@ class Surface:
             # exactly 0 instead, so those vertices need no frame while nothing presses them.
             lv.reference[np.abs(lv.reference) < self._negligible] = 0
             lv.fixed = lv.reference + lv.plastic
+            lv.offsets = lv.fixed + lv.elastic
         self._built_for = method
 
     # -- reading and resetting ----------------------------------------------------------------
@@ -125,6 +127,7 @@ class Surface:
             lv.elastic[:] = 0
             lv.plastic[:] = 0
             lv.fixed[:] = lv.reference
+            lv.offsets[:] = lv.reference
         self._stale = [np.zeros(0, dtype=np.int64) for _ in self._levels]  # pushed last step
         self._positions = np.zeros((self.vertex_count, 3), dtype=DTYPE)  # the finest level's, (n, 3)
         self._place(np.zeros((3, self.vertex_count), dtype=DTYPE), update=False)
@@ -253,7 +256,7 @@ class Surface:
             old = lv.solution
             frames_at = None  # the contact vertices' frames (none on level 0)
             if rows is None:  # the whole level
-                offsets = lv.fixed + lv.elastic
+                offsets = lv.offsets
                 at = contact
                 if j == 0:  # level 0 offsets live in object space
                     placed = lv.rest + offsets
@@ -268,7 +271,7 @@ class Surface:
                 if rows.size:
                     coarse = self._levels[j - 1].solution
                     parent, frames = self.hierarchy.prolong_with_frames(j, coarse, settings.prolongation, rows)
-                    offsets = _gather(lv.fixed, rows) + _gather(lv.elastic, rows)
+                    offsets = _gather(lv.offsets, rows)
                     old = old_rows  # the positions before this step, by row
                     placed[:, rows], frames_at = _place_in_frames(frames, parent, offsets, at)
             if j > 0 and held_back is not None:
@@ -323,6 +326,7 @@ class Surface:
         elastic = _gather(lv.elastic, relaxing) * _at(c.kept, relaxing)
         elastic[np.abs(elastic) < self._negligible] = 0
         lv.elastic[:, relaxing] = elastic
+        lv.offsets[:, relaxing] = _gather(lv.fixed, relaxing) + elastic
         return relaxing
 
     @staticmethod
@@ -377,6 +381,7 @@ class Surface:
             lv.plastic[:, contact[over]] += excess
             lv.fixed[:, contact[over]] += excess
         lv.elastic[:, contact] = elastic
+        lv.offsets[:, contact] = _gather(lv.fixed, contact) + elastic
         return held_back
 
     def _per_step(self, dt: float) -> list[_Coefficients]:
