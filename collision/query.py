@@ -344,9 +344,9 @@ def _near(positions: np.ndarray, collider: Collider, standoff: float, to_local: 
     sample = positions[:: max(1, positions.shape[0] // 1024)]
     first, *others = np.argsort(((sample >= low) & (sample <= high)).sum(axis=0), kind="stable")
     column = positions[:, first]
-    boxed = np.flatnonzero((column >= low[first]) & (column <= high[first]))
+    boxed = ((column >= low[first]) & (column <= high[first])).nonzero()[0]
     for axis in others:
-        values = np.take(positions[:, axis], boxed)
+        values = positions[:, axis].take(boxed)
         boxed = boxed[(values >= low[axis]) & (values <= high[axis])]
     centre = to_local[:3, :3] @ collider.centre + to_local[:3, 3]
     radius = (collider.radius + margin) * np.linalg.norm(to_local[:3, :3], 2)
