@@ -276,7 +276,9 @@ def _average(fine, lengths, transfer, entries, group, child, ids, longest):
     others = ~transfer.child_is_self[entries]
     size = int(ids.max()) + 1
     count = np.bincount(group[others], minlength=size)[ids]
+    # float64 even where no other child moves (the bincount of nothing is an int64 array)
     mean = np.stack([np.bincount(group[others], fine[c, child[others]], minlength=size)[ids] for c in range(3)])
+    mean = mean.astype(np.float64, copy=False)
     mean /= np.maximum(count, 1)
     selves = transfer.child_is_self[entries]
     own = np.zeros_like(longest)

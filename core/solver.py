@@ -20,15 +20,22 @@ from .vectors import dot, norm
 
 @dataclass
 class _Level:
-    """The state of one level; vectors (3, n_j), offsets in frame coordinates."""
+    """The state of one level; vectors (3, n_j).
+
+    The rest offsets are in the parent surface's frames, so the rest shape's details turn
+    with the coarser levels (Forsey and Bartels' reference offsets). The response's own
+    offsets are in object space: each is a push the surface took, along the direction it was
+    pushed. Kept in frames, they turned with every coarse tilt, and at a deep dent's walls
+    (where the coarse levels tilt most) slid the fine levels sideways past their neighbours
+    until faces turned over.
+    """
 
     rest: np.ndarray  # rest positions (object space)
-    reference: np.ndarray  # r: rest offsets from the prolongated rest parent
-    elastic: np.ndarray  # o
-    plastic: np.ndarray  # p
+    reference: np.ndarray  # r: rest offsets from the prolongated rest parent, frame coordinates
+    elastic: np.ndarray  # o, object space
+    plastic: np.ndarray  # p, object space
     solution: np.ndarray  # s: current positions (object space)
-    fixed: np.ndarray  # r + p
-    offsets: np.ndarray  # r + p + o, kept up to date where they change: a step reads one array
+    offsets: np.ndarray  # p + o, kept up to date where they change: a step reads one array
 
 
 @dataclass
@@ -84,7 +91,7 @@ class Surface:
         for j in range(self.level_count):
             rest = finest_rest if j == self.level_count - 1 else self.hierarchy.inject(j, finest_rest)
             zeros = np.zeros_like(rest)
-            levels.append(_Level(rest, zeros, zeros.copy(), zeros.copy(), rest.copy(), zeros.copy(), zeros.copy()))
+            levels.append(_Level(rest, zeros, zeros.copy(), zeros.copy(), rest.copy(), zeros.copy()))
         self._levels = levels
         self._compute_reference_offsets()
 
@@ -101,8 +108,6 @@ class Surface:
             # Where the rest shape is the parent surface (a flat region) this is rounding:
             # exactly 0 instead, so those vertices need no frame while nothing presses them.
             lv.reference[np.abs(lv.reference) < self._negligible] = 0
-            lv.fixed = lv.reference + lv.plastic
-            lv.offsets = lv.fixed + lv.elastic
         self._built_for = method
 
     # -- reading and resetting ----------------------------------------------------------------
@@ -117,7 +122,7 @@ class Surface:
         return np.ascontiguousarray(self._levels[level].solution.T)
 
     def offsets(self, level: int) -> tuple[np.ndarray, np.ndarray]:
-        """Elastic and plastic offsets of one level, each (n_j, 3) in frame coordinates."""
+        """Elastic and plastic offsets of one level, each (n_j, 3) in object space."""
         lv = self._levels[level]
         return np.ascontiguousarray(lv.elastic.T), np.ascontiguousarray(lv.plastic.T)
 
@@ -126,8 +131,7 @@ class Surface:
         for lv in self._levels:
             lv.elastic[:] = 0
             lv.plastic[:] = 0
-            lv.fixed[:] = lv.reference
-            lv.offsets[:] = lv.reference
+            lv.offsets[:] = 0
         self._stale = [np.zeros(0, dtype=np.int64) for _ in self._levels]  # pushed last step
         self._positions = np.zeros((self.vertex_count, 3), dtype=DTYPE)  # the finest level's, (n, 3)
         self._place(np.zeros((3, self.vertex_count), dtype=DTYPE), update=False)
@@ -159,14 +163,9 @@ class Surface:
         Returns False when the step changed nothing (no push, nothing left to relax), so a
         caller may keep what it read of ``positions`` before.
         """
-        d = np.asanyarray(displacement, dtype=DTYPE)
-        if d.shape != (self.vertex_count, 3):
-            raise ValueError(f"displacement must be ({self.vertex_count}, 3), got {d.shape}")
         if not dt > 0:
             raise ValueError(f"dt must be positive, got {dt}")
-        d = np.ascontiguousarray(d.T)
-        if not np.isfinite(d).all():  # a broken collider query must not poison the state
-            d = np.nan_to_num(d, nan=0.0, posinf=0.0, neginf=0.0)
+        d = self._displacement(displacement)
         resting = None
         if touching is not None:
             touching = np.asanyarray(touching, dtype=bool)
@@ -186,6 +185,28 @@ class Surface:
             left = np.where(contact, goal - self._levels[-1].solution, 0.0)
             self._place(left / (count - i), update=True, dt=dt / count, resting=resting)
         return True
+
+    def correct(self, displacement: np.ndarray) -> bool:
+        """Move vertices by ``displacement`` (n, 3) at once, on the finest level alone: what
+        a step's relaxation, damping or bulging put back inside a collider comes out again,
+        and nothing else moves (the thesis's answer for what is left: apply the algorithm
+        again, here with all the absorption on the finest level, so one pass is enough and it
+        adds no spread or bulge of its own). Returns False when there was nothing to move."""
+        d = self._displacement(displacement)
+        if not d.any():
+            return False
+        self._place(d, update=True, correcting=True)
+        return True
+
+    def _displacement(self, displacement: np.ndarray) -> np.ndarray:
+        """``displacement`` (n, 3) checked, as a (3, n) array of the working precision."""
+        d = np.asanyarray(displacement, dtype=DTYPE)
+        if d.shape != (self.vertex_count, 3):
+            raise ValueError(f"displacement must be ({self.vertex_count}, 3), got {d.shape}")
+        d = np.ascontiguousarray(d.T)
+        if not np.isfinite(d).all():  # a broken collider query must not poison the state
+            d = np.nan_to_num(d, nan=0.0, posinf=0.0, neginf=0.0)
+        return d
 
     def _idle(self, d: np.ndarray, resting: np.ndarray | None, dt: float) -> bool:
         """A step that would change nothing: no push, and no elastic offset left to relax
@@ -215,7 +236,14 @@ class Surface:
             touch.insert(0, self.hierarchy.restrict_mask(j, touch[0]))
         return touch
 
-    def _place(self, d: np.ndarray, update: bool, dt: float = 1.0, resting: np.ndarray | None = None) -> None:
+    def _place(
+        self,
+        d: np.ndarray,
+        update: bool,
+        dt: float = 1.0,
+        resting: np.ndarray | None = None,
+        correcting: bool = False,
+    ) -> None:
         """One pass down (restriction) and up (response) the hierarchy.
 
         ``resting`` (n,) bool marks vertices touching a collider; restricted like the
@@ -233,11 +261,16 @@ class Surface:
         if settings.prolongation != self._built_for:
             self._compute_reference_offsets()
             whole = True
-        restricted = [d]
-        for j in range(self.level_count - 1, 0, -1):
-            restricted.insert(0, self.hierarchy.restrict(j, restricted[0], settings.restriction))
+        if correcting:  # the coarse levels take no part: they need no displacement
+            restricted = [np.zeros((3, size), dtype=d.dtype) for size in self.hierarchy.sizes[:-1]] + [d]
+            reach = restricted
+        else:
+            restricted, reach = [d], [self._reach(d)]
+            for j in range(self.level_count - 1, 0, -1):
+                restricted.insert(0, self.hierarchy.restrict(j, restricted[0], settings.restriction))
+                reach.insert(0, self.hierarchy.restrict(j, reach[0], "max"))
         touch = self._touch_masks(resting)
-        coefficients = self._per_step(dt) if update else []
+        coefficients = self._correcting() if correcting else self._per_step(dt) if update else []
         # What damping held back on coarser levels this step, carried up like positions: each
         # level's share is measured against the undamped motion, so the split between levels
         # does not depend on the step length (frame-rate independence with damping).
@@ -254,16 +287,15 @@ class Surface:
                 again[self._stale[j]] = True
             rows = None if whole or j == 0 else self._rows(j, again, moved)
             old = lv.solution
-            frames_at = None  # the contact vertices' frames (none on level 0)
             if rows is None:  # the whole level
-                offsets = lv.offsets
                 at = contact
-                if j == 0:  # level 0 offsets live in object space
-                    placed = lv.rest + offsets
+                if j == 0:  # level 0 has no parent: its rest positions are its parent surface
+                    placed = lv.rest + lv.offsets
                 else:
                     coarse = self._levels[j - 1].solution
                     parent, frames = self.hierarchy.prolong_with_frames(j, coarse, settings.prolongation)
-                    placed, frames_at = _place_in_frames(frames, parent, offsets, at)
+                    placed = _place_in_frames(frames, parent, lv.reference)
+                    placed += lv.offsets
             else:  # only ``rows``, in place
                 old_rows = _gather(old, rows)
                 at = np.searchsorted(rows, contact)  # contact columns among the rows
@@ -271,19 +303,20 @@ class Surface:
                 if rows.size:
                     coarse = self._levels[j - 1].solution
                     parent, frames = self.hierarchy.prolong_with_frames(j, coarse, settings.prolongation, rows)
-                    offsets = _gather(lv.offsets, rows)
                     old = old_rows  # the positions before this step, by row
-                    placed[:, rows], frames_at = _place_in_frames(frames, parent, offsets, at)
+                    moved_rows = _place_in_frames(frames, parent, _gather(lv.reference, rows))
+                    moved_rows += _gather(lv.offsets, rows)
+                    placed[:, rows] = moved_rows
             if j > 0 and held_back is not None:
                 held_back = self.hierarchy.prolong(j, held_back, settings.prolongation, patch=True)
             if update and contact.size:
                 held_back = self._respond(
                     lv,
                     placed,
-                    frames_at,
                     contact,
                     _gather(restricted[j], contact),
                     length,
+                    _gather(reach[j], contact),
                     _gather(old, at),
                     coefficients[j],
                     held_back,
@@ -316,6 +349,15 @@ class Surface:
         # Most of the level: one pass over it is cheaper than gathers.
         return None if rows.size > SPARSE_FRACTION * again.size else rows
 
+    def _reach(self, d: np.ndarray) -> np.ndarray:
+        """Where each pushed vertex of the finest level must go, from rest: its goal less
+        its rest position (3, n), zero where nothing pushes."""
+        lv = self._levels[-1]
+        reach = np.zeros_like(d)
+        pushed = d.any(axis=0).nonzero()[0]
+        reach[:, pushed] = _gather(lv.solution, pushed) + _gather(d, pushed) - _gather(lv.rest, pushed)
+        return reach
+
     def _relax(self, lv: _Level, in_contact: np.ndarray, c: _Coefficients) -> np.ndarray:
         """Elastic offsets out of contact shrink by the relaxation fraction; contact keeps them.
         What shrinks below float32 resolution at the object's size becomes exactly 0.
@@ -326,25 +368,26 @@ class Surface:
         elastic = _gather(lv.elastic, relaxing) * _at(c.kept, relaxing)
         elastic[np.abs(elastic) < self._negligible] = 0
         lv.elastic[:, relaxing] = elastic
-        lv.offsets[:, relaxing] = _gather(lv.fixed, relaxing) + elastic
+        lv.offsets[:, relaxing] = _gather(lv.plastic, relaxing) + elastic
         return relaxing
 
     @staticmethod
     def _respond(
         lv: _Level,
         placed: np.ndarray,
-        frames: np.ndarray | None,
         contact: np.ndarray,
         push: np.ndarray,
         length: np.ndarray,
+        reach: np.ndarray,
         old: np.ndarray,
         c: _Coefficients,
         held_back: np.ndarray | None,
         finest: bool,
     ) -> np.ndarray | None:
         """Absorb this level's share of the displacement at its ``contact`` vertices, in
-        place: ``push`` (3, m) their displacements, ``length`` their lengths, ``old`` their
-        positions before this step, ``frames`` (3, 3, m) their frames (None on level 0).
+        place: ``push`` (3, m) their displacements, ``length`` their lengths, ``reach`` (3, m)
+        the deepest goal of a contact below them, from rest, ``old`` their positions before
+        this step.
 
         Returns the motion held back by damping so far (coarser levels and this one), or
         None while there is none.
@@ -361,8 +404,19 @@ class Surface:
             unit = push / length
             along = dot(free - old, unit)  # moved by coarser levels
             absorption = _at(c.absorption, contact)
-            left = np.maximum(length - along, 0.0)
-            share = unit * np.where(absorption >= 0, np.minimum(left, absorption * length), absorption * length)
+            # No further along the push than this step's push, nor than the deepest goal below
+            # is from rest: a coarse vertex that pushes from one child after another (a ball
+            # sliding, wandering) would otherwise sink a step's push further every step.
+            room = dot(reach, unit) - dot(free - _gather(lv.rest, contact), unit)
+            left = np.maximum(np.minimum(length - along, room), 0.0)
+            bulge = absorption * length
+            if (absorption < 0).any():
+                # A bulge is a fraction of the push now, not a sum of pushes: what this level
+                # already bulges against the push (elastic or yielded) counts, so a press held
+                # or sliding (where every step pushes again) cannot grow it without bound.
+                bulged = -dot(_gather(lv.offsets, contact), unit)
+                bulge = np.minimum(bulge + np.maximum(bulged, 0.0), 0.0)
+            share = unit * np.where(absorption >= 0, np.minimum(left, absorption * length), bulge)
         damping = _at(c.damping, contact)
         delta = share * damping
         if not finest and (damping < 1).any():
@@ -370,7 +424,7 @@ class Surface:
                 held_back = np.zeros_like(placed)
             held_back[:, contact] += share - delta
         placed[:, contact] += delta
-        elastic = _gather(lv.elastic, contact) + (delta if frames is None else to_frame(frames, delta))
+        elastic = _gather(lv.elastic, contact) + delta
         # Yield: the part of an elastic offset beyond the limit becomes permanent.
         size = norm(elastic)
         limit = _at(c.yield_limit, contact)
@@ -379,10 +433,15 @@ class Surface:
             excess = elastic[:, over] * (1.0 - limit[over] / size[over])
             elastic[:, over] -= excess
             lv.plastic[:, contact[over]] += excess
-            lv.fixed[:, contact[over]] += excess
         lv.elastic[:, contact] = elastic
-        lv.offsets[:, contact] = _gather(lv.fixed, contact) + elastic
+        lv.offsets[:, contact] = _gather(lv.plastic, contact) + elastic
         return held_back
+
+    def _correcting(self) -> list[_Coefficients]:
+        """Coefficients of a correction: the finest level takes all at once, nothing relaxes
+        (the yield limits stay)."""
+        zero, one = np.zeros((), dtype=DTYPE), np.ones((), dtype=DTYPE)
+        return [_Coefficients(zero, one, zero, c.yield_limit, one) for c in self._coefficients or self._per_step(1.0)]
 
     def _per_step(self, dt: float) -> list[_Coefficients]:
         """Per-level, per-step coefficients for step length ``dt``, cached while unchanged."""
@@ -418,31 +477,22 @@ SPARSE_FRACTION = 0.5
 CHUNK = 16384
 
 
-def _place_in_frames(
-    frames: FrameBasis, parent: np.ndarray, offsets: np.ndarray, at: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """``parent + F offsets``, into a new array (``parent`` stays as it was, since a frame
-    basis may still read it), and the frames of the vertices ``at`` (sorted), which the
-    response reads: made in the same pass, not twice. A vertex without offsets sits on its
-    parent surface and needs no frame (most of a flat region), unless it is ``at``; the
-    others are placed a cache-sized chunk at a time."""
-    framed = offsets.any(axis=0)
-    framed[at] = True
-    framed = framed.nonzero()[0]
-    if framed.size <= SPARSE_FRACTION * offsets.shape[1]:
-        basis = frames(framed)
-        placed = parent.copy()  # a vertex ``at`` without offsets is placed too: parent + F 0
-        placed[:, framed] = to_object(basis, _gather(offsets, framed), base=_gather(parent, framed))
-        return placed, basis.take(np.searchsorted(framed, at), axis=2)
+def _place_in_frames(frames: FrameBasis, parent: np.ndarray, reference: np.ndarray) -> np.ndarray:
+    """``parent + F reference``, into a new array (``parent`` stays as it was, since a frame
+    basis may still read it). A vertex without a rest offset sits on its parent surface and
+    needs no frame (most of a flat region); the others are placed a cache-sized chunk at a
+    time."""
+    framed = reference.any(axis=0).nonzero()[0]
+    if framed.size <= SPARSE_FRACTION * reference.shape[1]:
+        placed = parent.copy()
+        if framed.size:
+            placed[:, framed] = to_object(frames(framed), _gather(reference, framed), base=_gather(parent, framed))
+        return placed
     placed = np.empty_like(parent)
-    basis_at = np.empty((3, 3, at.size), dtype=placed.dtype)
-    for start in range(0, offsets.shape[1], CHUNK):
+    for start in range(0, reference.shape[1], CHUNK):
         chunk = slice(start, start + CHUNK)
-        basis = frames(chunk)
-        to_object(basis, offsets[:, chunk], out=placed[:, chunk], base=parent[:, chunk])
-        first, last = np.searchsorted(at, (start, start + CHUNK))
-        basis_at[:, :, first:last] = basis.take(at[first:last] - start, axis=2)
-    return placed, basis_at
+        to_object(frames(chunk), reference[:, chunk], out=placed[:, chunk], base=parent[:, chunk])
+    return placed
 
 
 def _contact(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

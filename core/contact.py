@@ -1,0 +1,297 @@
+"""Contact rules: which side a vertex is pressed from, which way and how far it is pushed out
+of the colliders, when it touches one, and when it still rests on one without a ray.
+
+Pure numpy: the rays are cast by a function the caller gives (Blender's Geometry Nodes in
+the add-on, exact spheres and boxes in the tests), so every rule here is tested without
+Blender. All vectors are world space, rows (m, 3); ``k`` colliders, ``m`` vertices asked.
+
+The rules that keep a contact from folding, popping through or running away:
+
+- **Push along the surface's reference normal.** A vertex is pushed along the normal the
+  surface has *without* the response (its rest normal, carried by any deformation), never
+  along the dent's own normals, which crease at a dent's rim, nor along the collider's faces,
+  which fan out around a ball and push a deep dent's walls sideways past their neighbours.
+  Pushes along one smooth field keep a pressed sheet a height field over its rest shape: no
+  face turns over. Friction tilts the push toward the collider's motion along the surface.
+- **The side comes from the approach, once per collider.** When a collider first reaches
+  the mesh, it presses from the side its centre was on before it moved this frame (relative
+  to the surface, which may move too), judged against the vertices near it: a plate that
+  came down fast presses down even if its centre is already past the sheet. One side per
+  collider, not per vertex: a vertex a deep ball engulfs at its dent's wall has no approach
+  of its own worth reading (the ball reaches it sideways), but it lies on the dent's side.
+- **The side is kept while the collider is near the mesh**, pressing or not: a ball
+  withdrawing from a deep dent leaves its vertices behind it, and a vertex that relaxes back
+  into it is pushed out the way the dent was, never through the far side.
+- **Contact has hysteresis.** A new contact touches within ``TOUCH_TOLERANCE`` of a
+  collider's size; a vertex already in contact stays touching within ``HOLD_TOLERANCE``, so
+  a collider that moves along with the surface (tracking) does not lose it to rounding.
+"""
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+
+#: Vertices within this fraction of a collider's size outside it touch it (a new contact).
+TOUCH_TOLERANCE = 1e-4
+#: A vertex that was in contact at the last query keeps touching within this fraction of the
+#: collider's size: rounding between frames (a collider tracking the surface, a rig that
+#: moves it) must not release it, or its offsets relax into the collider.
+HOLD_TOLERANCE = 1e-3
+#: The most friction tilts a push from the surface's normal toward the collider's motion.
+FRICTION_TILT = 1.0  # tan(45 degrees)
+
+#: ``cast(origins (m, 3), directions (k, m, 3))``: signed distances (k, m) to the first face
+#: of each collider along each ray (positive where the face faces along the ray: the ray
+#: leaves the volume there; negative where it enters; nan for no hit) and that face's
+#: outward normal (k, m, 3), nan for no hit.
+Cast = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
+
+
+@dataclass
+class Colliders:
+    """What the rules need to know of the colliders at this query (world space)."""
+
+    names: list[str]  # what the contact memory knows each collider by
+    centres: np.ndarray  # (k, 3) bounding-sphere centres
+    sizes: np.ndarray  # (k,) bounding-sphere radii: the scale of every tolerance
+    cast: Cast
+
+
+@dataclass
+class Pushes:
+    """What the rules found for the vertices asked, world space."""
+
+    push: np.ndarray  # (m, 3) the vector that takes each vertex out (zero where none)
+    touching: np.ndarray  # (m,) bool: outside a collider, resting on it
+    planes: tuple[np.ndarray, np.ndarray]  # the face each touching vertex rests on: point, normal (t, 3)
+
+
+class Contacts:
+    """Per-mesh contact memory: the side each collider presses from, and which vertices were
+    in contact at the last query.
+
+    A side is +1 for pressing against the surface's reference normals (pushing along
+    -normal), -1 along them. ``side`` holds, per vertex, the side of the collider that last
+    pushed it or that it touches (0: none).
+    """
+
+    def __init__(self, count: int):
+        self.sides: dict[str, int] = {}  # by collider name, while the collider is near
+        self.side = np.zeros(count, dtype=np.int8)
+        self.held = np.zeros(count, dtype=bool)  # pushed or touching at the last query
+
+    def forget(self, which: np.ndarray) -> None:
+        """Vertices ``which`` are clearly out of contact (near no collider)."""
+        self.side[which] = 0
+        self.held[which] = False
+
+    def release(self, names) -> None:
+        """Colliders ``names`` are near no vertex: the next contact chooses their side anew."""
+        for name in names:
+            self.sides.pop(name, None)
+
+    def push(
+        self,
+        queried: np.ndarray,
+        points: np.ndarray,
+        normals: np.ndarray,
+        approach: np.ndarray,
+        motions: np.ndarray,
+        colliders: Colliders,
+        friction: float = 0.0,
+        standoff: float = 0.0,
+    ) -> Pushes:
+        """Pushes for the vertices ``queried`` (m,) at ``points`` (m, 3) with unit reference
+        normals ``normals`` (m, 3), that moved by ``approach`` (m, 3) since the last query,
+        while collider ``i`` moved the space at each point by ``motions[i]`` (k, m, 3)."""
+        was_held = self.held[queried]
+        sides = self._sides(colliders, points, normals, motions - approach)
+        directions = np.stack(
+            [push_direction(-normals * side, motion, friction) for side, motion in zip(sides, motions, strict=True)]
+        )  # (k, m, 3)
+        sizes = colliders.sizes[:, None]
+        ahead, behind = _cast_both(colliders.cast, points, directions, motions, was_held, standoff)
+        length, touching = _lengths(ahead[0], behind[0], sizes, standoff, was_held)
+        longest = np.argmax(length, axis=0)  # several colliders: the longest vector wins
+        pick = np.arange(points.shape[0])
+        push = directions[longest, pick] * length[longest, pick][:, None]
+        pushed = length[longest, pick] > 0
+        touching &= ~pushed
+        # The collider each vertex is in contact with: the one pushing it, else the nearest
+        # it touches. Those in contact commit their collider's side.
+        gap_order = np.where(np.isnan(behind[0]) | (behind[0] > 0), np.inf, -behind[0])
+        which = np.where(pushed, longest, np.argmin(gap_order, axis=0))
+        held = pushed | touching
+        for k in np.unique(which[held]):
+            self.sides[colliders.names[k]] = int(sides[k])
+        side = np.where(held, sides[which], 0).astype(np.int8)
+        keep = ~held & was_held  # in contact before, not now: its side stays until it is far
+        side[keep] = self.side[queried][keep]
+        self.side[queried] = side
+        self.held[queried] = held
+        rests = touching.nonzero()[0]
+        planes = nearest_faces(
+            points[rests], directions[:, rests], *([h[:, rests] for h in hits] for hits in (ahead, behind))
+        )
+        return Pushes(push, touching, planes)
+
+    def _sides(self, colliders: Colliders, points, normals, relative) -> np.ndarray:
+        """Each collider's side (k,): the one kept while it is near, else chosen now from the
+        vertices nearest it (committed once it touches one)."""
+        sides = np.array([self.sides.get(name, 0) for name in colliders.names], dtype=np.int8)
+        new = (sides == 0).nonzero()[0]
+        if new.size:
+            nearest = np.argmin(np.linalg.norm(points[:, None] - colliders.centres[None], axis=2), axis=1)
+            for k in new:
+                mine = nearest == k
+                if not mine.any():  # no vertex nearer to it than to another: judged by all
+                    mine[:] = True
+                sides[k] = approach_side(points[mine], normals[mine], relative[k, mine], colliders.centres[k])
+        return sides
+
+
+def approach_side(points: np.ndarray, normals: np.ndarray, relative: np.ndarray, centre: np.ndarray) -> int:
+    """The side a collider presses vertices ``points`` (m, 3) with normals (m, 3) from: the
+    side of them its centre was on before this frame's motion (``relative`` (m, 3): its
+    motion at them less theirs), against their mean position and normal. Before, not now: a
+    thin plate that came down fast may have its centre past the sheet already, but it came
+    from above. +1: against the normals; -1: along them. Ties press against them."""
+    before = centre - relative.mean(axis=0) - points.mean(axis=0)
+    return -1 if np.dot(before, normals.mean(axis=0)) < 0 else 1
+
+
+def push_direction(inward: np.ndarray, motion: np.ndarray, friction: float) -> np.ndarray:
+    """Unit push directions (m, 3): the inward normal, tilted by friction toward the part of
+    the collider's motion along the surface (up to 45 degrees at full friction). The push
+    always goes inward, so friction drags a surface along but never turns it over."""
+    along = np.einsum("ij,ij->i", motion, inward)[:, None]
+    tangential = _unit(motion - along * inward)
+    return _unit(inward + (friction * FRICTION_TILT) * tangential)
+
+
+def _cast_both(cast: Cast, points, directions, motions, was_held, standoff):
+    """Rays ahead (along the push) and behind, each (distances (k, m), normals (k, m, 3)),
+    cast where needed. Each vertex casts first the ray it most likely needs: one held in
+    contact whose colliders hold still or retreat is resting (behind), one they advance on,
+    or a new one, is inside (ahead). The other ray only where the first left the answer
+    open: the way out of a vertex found inside from behind; the gap of an outside vertex
+    that was in contact (or, with a standoff, of any)."""
+    shape = directions.shape[:2]
+    ahead = (np.full(shape, np.nan), np.full((*shape, 3), np.nan))
+    behind = (np.full(shape, np.nan), np.full((*shape, 3), np.nan))
+    advancing = (np.einsum("kij,kij->ki", motions, directions) > 0).any(axis=0)
+    back_first = was_held & ~advancing
+    _cast_into(cast, points, directions, ~back_first, back_first, ahead, behind)
+    need_ahead = back_first & (behind[0] > 0).any(axis=0)
+    need_gap = ~back_first & ~(ahead[0] > 0).any(axis=0) & (was_held | (standoff > 0))
+    _cast_into(cast, points, directions, need_ahead, need_gap, ahead, behind)
+    return ahead, behind
+
+
+def _cast_into(cast: Cast, points, directions, forward, backward, ahead, behind) -> None:
+    """One cast: rays ahead for the ``forward`` vertices and behind for the ``backward`` ones
+    (masks), written into ``ahead`` and ``behind``."""
+    f, b = forward.nonzero()[0], backward.nonzero()[0]
+    if f.size + b.size == 0:
+        return
+    origins = np.concatenate([points[f], points[b]])
+    rays = np.concatenate([directions[:, f], -directions[:, b]], axis=1)
+    signed, normals = cast(origins, rays)
+    ahead[0][:, f], behind[0][:, b] = signed[:, : f.size], signed[:, f.size :]
+    ahead[1][:, f], behind[1][:, b] = normals[:, : f.size], normals[:, f.size :]
+
+
+def _lengths(ahead, behind, sizes, standoff: float, was_held) -> tuple[np.ndarray, np.ndarray]:
+    """Push lengths (k, m) and touching flags (m,) from the signed distances ahead and
+    behind. Ahead > 0 or behind > 0: inside (the ray leaves the volume through that face),
+    and ahead is the way out; behind < 0: outside, and -behind is the gap to the collider."""
+    inside = ahead > 0
+    length = np.where(inside, ahead + standoff, 0.0)
+    gap = np.where(~inside & (behind <= 0), -behind, np.inf)  # 0: on the face
+    length = np.where(~inside & (gap < standoff), standoff - gap, length)
+    tolerance = np.where(was_held, HOLD_TOLERANCE, TOUCH_TOLERANCE) * sizes
+    touching = np.any(~inside & (gap <= standoff + tolerance), axis=0)
+    # A vertex left exactly on a face (where the last step put it) meets that face at
+    # distance 0, or its ray slips past it (inside from behind, no way out ahead): either
+    # way it rests on the face.
+    touching |= np.any((ahead == 0) | ((behind > 0) & ~inside), axis=0)
+    # A push shorter than the touching tolerance is rounding, not penetration: touching.
+    tiny = (length > 0) & (length <= TOUCH_TOLERANCE * sizes)
+    touching |= tiny.any(axis=0)
+    return np.where(tiny, 0.0, length), touching
+
+
+def nearest_faces(points, directions, ahead, behind) -> tuple[np.ndarray, np.ndarray]:
+    """For each vertex, the nearest face either of its rays met, of any collider: a point on
+    it and its outward normal, (m, 3) each, nan where no ray met a face. ``ahead`` and
+    ``behind``: each the distances (k, m) and normals (k, m, 3) its rays found."""
+    count = len(directions)
+    distance = np.abs(np.concatenate([ahead[0], behind[0]]))  # (2k, m): ahead rays, then behind
+    distance = np.where(np.isnan(distance), np.inf, distance)
+    nearest = np.argmin(distance, axis=0)
+    pick = np.arange(points.shape[0])
+    along = distance[nearest, pick]
+    met = np.isfinite(along)
+    along = np.where(met, np.where(nearest < count, along, -along), 0.0)  # behind: backwards
+    point = points + directions[nearest % count, pick] * along[:, None]
+    normal = np.concatenate([ahead[1], behind[1]])[nearest, pick]
+    point[~met] = normal[~met] = np.nan
+    return point, normal
+
+
+class Resting:
+    """Where vertices rest on colliders, as their last rays found them (world space): the
+    rays' origin, and the plane of the face met (a point and the outward normal), where
+    ``rests``. Valid while ``state`` holds: the colliders' and the mesh's matrices, friction
+    and standoff. A held press then needs no ray for its resting vertices."""
+
+    def __init__(self, state: tuple, count: int):
+        self.state = state
+        self.rests = np.zeros(count, dtype=bool)
+        self.origin, self.point, self.normal = (np.zeros((count, 3)) for _ in range(3))
+
+    def still(self, index, points, inward, standoff: float, tolerance: float) -> np.ndarray:
+        """Which vertices ``index``, now at ``points`` and pushed along ``inward`` (unit), still
+        rest: moved less than half the touching tolerance since their ray, their push facing
+        the plane's normal, and the plane at the standoff along the push, within half the
+        tolerance. A ray would find the same face (or one as near): a resting vertex."""
+        still = np.zeros(index.size, dtype=bool)
+        candidates = np.flatnonzero(self.rests[index])
+        if candidates.size == 0:
+            return still
+        which, points, inward = index[candidates], points[candidates], inward[candidates]
+        offset = points - self.origin[which]
+        normal = self.normal[which]
+        moved = np.einsum("ij,ij->i", offset, offset) <= (tolerance / 2) ** 2
+        facing = np.einsum("ij,ij->i", normal, inward)
+        height = np.einsum("ij,ij->i", points - self.point[which], normal)  # above the plane
+        still[candidates] = moved & (facing >= 0.5) & (np.abs(height - standoff * facing) <= facing * tolerance / 2)
+        return still
+
+    def record(self, index, points, touching, planes) -> None:
+        """What the rays of vertices ``index`` found: those ``touching`` rest on ``planes``."""
+        point, normal = planes
+        found = np.isfinite(normal).all(axis=1)
+        self.rests[index] = False
+        resting = index[touching][found]
+        self.rests[resting] = True
+        self.origin[resting], self.point[resting], self.normal[resting] = (
+            points[touching][found],
+            point[found],
+            normal[found],
+        )
+
+    def restart(self, state: tuple) -> None:
+        """Valid for ``state`` now, with no vertex resting (the planes are kept, unread:
+        clearing what ``rests`` marks is cheaper than new arrays for every vertex)."""
+        self.state = state
+        self.rests[:] = False
+
+    def forget(self, which) -> None:
+        self.rests[which] = False
+
+
+def _unit(vectors: np.ndarray) -> np.ndarray:
+    length = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return np.divide(vectors, length, out=np.zeros_like(vectors), where=length > 0)

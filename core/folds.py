@@ -1,0 +1,102 @@
+"""Faces the response turned over, and the move that turns them back.
+
+Pushes along the surface's reference normals keep a pressed sheet a height field over its
+rest shape, which cannot fold. What can fold it is motion *along* the surface: friction
+dragging contact vertices with a sliding collider past neighbours it does not touch. When a
+step folds a face (a triangle of a polygon whose normal turned against its rest direction),
+the guard shortens the part of the response along the surface, for every vertex that has
+one, by the one factor that leaves no face folded (found by bisection): friction drags the
+surface as far as it can without turning it over. Straightening vertex by vertex instead
+folds the neighbours of each straightened vertex in turn. It works in the solver's space
+(rest space): a rig's deformation does not fold faces.
+"""
+
+import numpy as np
+
+from .graph import ranges
+
+#: Bisection steps for the factor on the response along the surface (1/256 at the end).
+ROUNDS = 8
+#: Faces whose normal is within this cosine of lying in their rest plane count as folded.
+FLAT = 0.01
+
+
+class FoldGuard:
+    """Built once per topology and rest shape.
+
+    Parameters
+    ----------
+    rest : (n, 3) float
+        Rest positions.
+    corners, sizes :
+        Polygons as Blender stores them: each face's vertices in winding order (loops), and
+        corners per face.
+    normals : (n, 3) float
+        The rest shape's unit vertex normals: what stays of the response where it is
+        straightened.
+    """
+
+    def __init__(self, rest: np.ndarray, corners: np.ndarray, sizes: np.ndarray, normals: np.ndarray):
+        corners, sizes = np.asarray(corners, dtype=np.int64), np.asarray(sizes, dtype=np.int64)
+        starts = np.cumsum(sizes) - sizes
+        fans = [np.zeros((0, 3), dtype=np.int64)]
+        for i in range(1, int(sizes.max(initial=0)) - 1):  # fan of each polygon from its first corner
+            big = sizes > i + 1
+            fans.append(np.stack([corners[starts[big]], corners[starts[big] + i], corners[starts[big] + i + 1]], 1))
+        triangles = np.concatenate(fans)
+        self.rest = np.asarray(rest, dtype=np.float64)
+        self.normals = np.asarray(normals, dtype=np.float64)
+        rest_normals = self._face_normals(self.rest, triangles)
+        length = np.linalg.norm(rest_normals, axis=1)
+        keep = length > 1e-12 * max(1.0, float(np.abs(self.rest).max(initial=0.0))) ** 2
+        self.triangles = triangles[keep]
+        self.rest_normals = rest_normals[keep] / length[keep, None]
+        vertex_count = self.rest.shape[0]
+        owners = self.triangles.ravel()
+        self._faces_by_vertex = np.argsort(owners, kind="stable") // 3
+        self._count = np.bincount(owners, minlength=vertex_count)
+        self._first = np.cumsum(self._count) - self._count
+
+    @staticmethod
+    def _face_normals(positions: np.ndarray, triangles: np.ndarray) -> np.ndarray:
+        a, b, c = (positions[triangles[:, i]] for i in range(3))
+        return np.cross(b - a, c - a)
+
+    def _faces_around(self, vertices: np.ndarray) -> np.ndarray:
+        return np.unique(self._faces_by_vertex[ranges(self._first[vertices], self._count[vertices])])
+
+    def folded(self, positions: np.ndarray, vertices: np.ndarray | None = None) -> np.ndarray:
+        """The faces (indices into ``triangles``) turned over at ``positions``, among those
+        around ``vertices`` (all when None)."""
+        faces = np.arange(self.triangles.shape[0]) if vertices is None else self._faces_around(vertices)
+        normals = self._face_normals(np.asarray(positions, dtype=np.float64), self.triangles[faces])
+        # Nearly on edge counts as turned: a face kept just short of it stays visibly a face.
+        facing = np.einsum("ij,ij->i", normals, self.rest_normals[faces])
+        return faces[facing <= FLAT * np.linalg.norm(normals, axis=1)]
+
+    def straighten(self, positions: np.ndarray, moved: np.ndarray) -> np.ndarray:
+        """The displacement (n, 3) that unfolds the faces a step folded around vertices
+        ``moved``: the response along the surface (off the rest normals) scaled down, on
+        every vertex, just enough. Zero where nothing folded."""
+        positions = np.asarray(positions, dtype=np.float64)
+        if self.folded(positions, moved).size == 0:
+            return np.zeros_like(positions)
+        response = positions - self.rest
+        along = np.einsum("ij,ij->i", response, self.normals)[:, None] * self.normals
+        sideways = response - along
+        drifting = (np.abs(sideways) > 1e-9).any(axis=1).nonzero()[0]
+        base = self.rest[drifting] + along[drifting]
+
+        def scaled(factor: float) -> np.ndarray:
+            placed = positions.copy()
+            placed[drifting] = base + factor * sideways[drifting]
+            return placed
+
+        low, high = 0.0, 1.0  # no fold with none of the sideways response, a fold with all
+        for _ in range(ROUNDS):
+            middle = (low + high) / 2
+            if self.folded(scaled(middle), drifting).size:
+                high = middle
+            else:
+                low = middle
+        return scaled(low) - positions

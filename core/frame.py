@@ -1,0 +1,42 @@
+"""One frame of the response: push out of the colliders, step, then mend what the step did.
+
+A step moves more than the pushed vertices: coarse levels spread a push, bulging levels
+lift the surface around it, damping holds part of it back, relaxation lets offsets spring
+back, and friction drags the surface along. Any of these can put a vertex back inside a
+collider, and friction can fold faces. So after the step, on the vertices it moved:
+1. folds are straightened (``FoldGuard``), then
+2. they are asked of the colliders again, and those inside are pushed out on the finest
+   level alone (``Surface.correct``): nothing else moves, so one pass is enough.
+This is the thesis's answer for what a step leaves (section 5.6: apply the algorithm again
+until what the finest level must absorb is minimal), and why nothing ends inside a
+collider after relaxation, damping or bulging.
+"""
+
+from collections.abc import Callable
+
+import numpy as np
+
+from .folds import FoldGuard
+from .solver import Surface
+
+#: ``find(positions (n, 3), among)``: the pushes (n, 3) out of the colliders and the touching
+#: flags (n,) of the vertices ``among`` (indices; every vertex when None), in the solver's space.
+Find = Callable[[np.ndarray, np.ndarray | None], tuple[np.ndarray, np.ndarray]]
+
+
+def advance(surface: Surface, find: Find, dt: float, guard: FoldGuard | None = None) -> bool:
+    """Respond for one frame of ``dt`` seconds. Returns False when nothing changed."""
+    before = surface.positions
+    push, touching = find(before, None)
+    if not surface.step(push, dt, touching):
+        return False
+    after = surface.positions
+    moved = (after != before).any(axis=1) | push.any(axis=1)
+    if guard is not None:
+        unfold = guard.straighten(after, moved.nonzero()[0])
+        if surface.correct(unfold):
+            after = surface.positions
+            moved |= unfold.any(axis=1)
+    again, _touching = find(after, moved.nonzero()[0])
+    surface.correct(again)
+    return True

@@ -1,0 +1,261 @@
+"""Contact that holds: random collider paths, every frame, every invariant (issue 16).
+
+A ball (or a box) comes down onto a flat 2 m sheet from above and wanders: deep (past its
+own radius), fast (up to 15 cm a frame), sliding, withdrawing, coming back, with random
+settings per level. After every frame, on the positions the add-on would write:
+1. nothing inside a collider by more than 1e-3 of its size;
+2. no face turned over against its rest direction;
+3. no pop-through: every vertex under the ball's footprint is below the ball;
+4. bounded: no vertex further from rest than twice the deepest the collider ever reached
+   into the sheet (once for the dent the sheet keeps, once for the press now; a kept dent
+   rides on a later, wider press), plus the bulge its negative absorption allows;
+5. deterministic: the same input gives the same bits.
+"""
+
+import numpy as np
+import pytest
+
+from contact_scenes import Ball, Box, Frames
+from core import GridHierarchy, LevelSettings, Surface
+from core.contact import HOLD_TOLERANCE, Colliders, Contacts, approach_side, push_direction
+from scenes import grid_quads, grid_rest
+
+LEVEL = 6  # 65 x 65, 3.1 cm apart
+SIDE = 2**LEVEL + 1
+UP = np.array([0.0, 0.0, 1.0])
+
+
+def wandering_path(rng, frames: int, radius: float, deepest: float, step: float) -> np.ndarray:
+    """A path that starts above the sheet, comes down to at most ``deepest`` below it (the
+    collider's lowest point) and wanders, at most ``step`` a frame."""
+    keys = [np.array([0.0, 0.0, radius + 0.1])]
+    while len(keys) < frames:
+        target = np.array([rng.uniform(-0.5, 0.5), rng.uniform(-0.5, 0.5), radius - rng.uniform(-0.1, deepest)])
+        distance = np.linalg.norm(target - keys[-1])
+        count = max(1, int(np.ceil(distance / rng.uniform(0.2 * step, step))))
+        keys += list(np.linspace(keys[-1], target, count + 1)[1:])
+    return np.array(keys[:frames])
+
+
+def random_settings(rng, levels: int, bulge: bool) -> LevelSettings:
+    absorption = rng.uniform(0.0, 1.0, levels)
+    if bulge:
+        absorption[rng.integers(1, levels - 1)] = rng.uniform(-0.5, -0.1)
+    return LevelSettings(
+        absorption=absorption,
+        response_time=rng.choice([0.0, 0.0, 0.05, 0.3], levels),
+        time_to_rest=rng.choice([0.1, 0.5, 2.0, np.inf], levels),
+        yield_limit=rng.choice([np.inf, np.inf, 0.05, 0.0], levels),
+    )
+
+
+def triangles() -> np.ndarray:
+    quads = grid_quads(SIDE)
+    return np.concatenate([quads[:, [0, 1, 2]], quads[:, [0, 2, 3]]])
+
+
+def face_normals_z(positions: np.ndarray, faces: np.ndarray) -> np.ndarray:
+    a, b, c = (positions[faces[:, i]] for i in range(3))
+    n = np.cross(b - a, c - a)
+    return n[:, 2] / np.linalg.norm(n, axis=1)
+
+
+def play(seed: int, frames: int, collider: str = "ball", bulge: bool = False, friction: float = 0.0):
+    """(frame, positions, collider) for every frame of a random path with random settings."""
+    rng = np.random.default_rng(seed)
+    rest = grid_rest(LEVEL)
+    hierarchy = GridHierarchy(LEVEL)
+    surface = Surface(hierarchy, rest, random_settings(rng, LEVEL + 1, bulge))
+    play.bulge = float(-np.minimum(surface.settings.absorption, 0).sum())
+    radius = rng.uniform(0.15, 0.35)
+    path = wandering_path(rng, frames, radius, deepest=radius * 1.4, step=0.15)
+    shape = Ball(path, radius) if collider == "ball" else Box(path, [radius, radius * 0.7, radius * 0.5])
+    scene = Frames(surface, grid_quads(SIDE), [shape], friction=friction)
+    for frame in range(frames):
+        yield frame, scene.play(frame), shape
+
+
+def check_frame(positions, rest, shape, faces, reach, bulge=0.0):
+    """Every invariant on one frame's positions; ``bulge``: the sum of the negative
+    absorptions' sizes."""
+    depth = shape.depth(positions)
+    assert depth.max() <= 1e-3 * shape.radius, "inside the collider"
+    assert face_normals_z(positions, faces).min() > 0, "a face turned over"
+    if isinstance(shape, Ball):  # under the ball's footprint, below it: no pop-through
+        offset = positions[:, :2] - shape.centre[:2]
+        r2 = (offset**2).sum(axis=1)
+        under = r2 < (0.98 * shape.radius) ** 2
+        bottom = shape.centre[2] - np.sqrt(shape.radius**2 - r2[under])
+        assert (positions[under, 2] <= bottom + 1e-3 * shape.radius).all(), "popped through"
+    moved = np.linalg.norm(positions - rest, axis=1).max()
+    assert moved <= reach * (2.0 + bulge) + 1e-3 * shape.radius, "ran away"
+
+
+@pytest.mark.parametrize("seed", range(6))
+@pytest.mark.parametrize("collider", ["ball", "box"])
+def test_random_paths_keep_every_invariant_every_frame(seed, collider):
+    rest, faces = grid_rest(LEVEL), triangles()
+    reach = 0.0
+    for _frame, positions, shape in play(seed, 150, collider):
+        lowest = shape.centre[2] - (shape.radius if collider == "ball" else shape.half[2])
+        reach = max(reach, -lowest)
+        check_frame(positions, rest, shape, faces, reach)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_random_paths_with_a_bulging_level_keep_every_invariant(seed):
+    rest, faces = grid_rest(LEVEL), triangles()
+    reach = 0.0
+    for _frame, positions, shape in play(100 + seed, 150, bulge=True):
+        reach = max(reach, shape.radius - shape.centre[2])
+        check_frame(positions, rest, shape, faces, reach, play.bulge)
+
+
+@pytest.mark.parametrize("friction", [0.5, 1.0])
+def test_friction_drags_but_keeps_every_invariant(friction):
+    rest, faces = grid_rest(LEVEL), triangles()
+    reach = 0.0
+    for _frame, positions, shape in play(7, 150, friction=friction):
+        reach = max(reach, shape.radius - shape.centre[2])
+        check_frame(positions, rest, shape, faces, reach)
+
+
+def test_the_same_path_gives_the_same_bits():
+    first = [p.copy() for _f, p, _s in play(3, 80)]
+    second = [p.copy() for _f, p, _s in play(3, 80)]
+    for a, b in zip(first, second, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_long_soak_keeps_every_invariant_every_frame():
+    """2,000 frames of one wandering ball with a bulging level, every invariant every frame."""
+    rest, faces = grid_rest(LEVEL), triangles()
+    reach = 0.0
+    for _frame, positions, shape in play(2024, 2000, bulge=True):
+        reach = max(reach, shape.radius - shape.centre[2])
+        check_frame(positions, rest, shape, faces, reach, play.bulge)
+
+
+# -- the rules one by one ---------------------------------------------------------------------
+
+
+def test_the_side_comes_from_where_the_collider_was_not_where_its_centre_is():
+    """A plate that came down 2 cm and whose centre is now 5 mm below the sheet presses it
+    down; one that came up presses it up; a ball sliding sideways presses from where it is."""
+    points = np.array([[0.0, 0.0, 0.0], [0.1, 0.0, 0.0]])
+    normals = np.tile(UP, (2, 1))
+    coming_down = np.tile([0.0, 0.0, -0.02], (2, 1))
+    assert approach_side(points, normals, coming_down, np.array([0.0, 0.0, -0.005])) == 1  # pushed down
+    assert approach_side(points, normals, -coming_down, np.array([0.0, 0.0, 0.005])) == -1  # from below: up
+    sliding = np.tile([0.05, 0.0, 0.003], (2, 1))  # sideways, a little up, centre above
+    assert approach_side(points, normals, sliding, np.array([0.0, 0.0, 0.15])) == 1
+    assert approach_side(points, normals, sliding, np.array([0.0, 0.0, -0.15])) == -1
+
+
+def test_friction_tilts_the_push_at_most_45_degrees_and_never_outward():
+    inward = np.tile(-UP, (3, 1))
+    motion = np.array([[1.0, 0.0, 0.0], [1.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
+    direction = push_direction(inward, motion, 1.0)
+    np.testing.assert_allclose(np.linalg.norm(direction, axis=1), 1.0)
+    assert (direction @ -UP >= np.cos(np.pi / 4) - 1e-12).all()
+    np.testing.assert_allclose(direction[2], -UP)  # motion along the normal: no tilt
+    np.testing.assert_allclose(push_direction(inward, motion, 0.0), inward)
+
+
+def test_a_vertex_tracked_by_its_collider_stays_in_contact_through_rounding():
+    """A ball that moves along with the surface finds the vertex it left on its face a hair
+    outside (the 0.03 mm of the issue on a 0.3 m ball): still touching, not released."""
+    ball = Ball([[0.0, 0.0, 0.3]], 0.3)
+    contacts = Contacts(1)
+    normals, still = UP[None], np.zeros((1, 1, 3))
+    found = contacts.push(np.array([0]), np.array([[0.0, 0.0, 0.01]]), normals, np.zeros((1, 3)), still, _one(ball))
+    assert found.push[0, 2] == pytest.approx(-0.01) and contacts.held[0]
+    hair = 0.3 * HOLD_TOLERANCE / 3
+    found = contacts.push(np.array([0]), np.array([[0.0, 0.0, -hair]]), normals, np.zeros((1, 3)), still, _one(ball))
+    assert found.touching[0] and not found.push.any()
+    fresh = Contacts(1)  # a vertex never in contact is not touching that far out
+    found = fresh.push(np.array([0]), np.array([[0.0, 0.0, -hair]]), normals, np.zeros((1, 3)), still, _one(ball))
+    assert not found.touching[0]
+
+
+def test_a_withdrawing_ball_never_pulls_a_deep_dent_through_itself():
+    """Pressed 0.4 into the sheet by a 0.3 ball, then pulled out at 15 cm a frame with a
+    quick recovery: the dent follows it up from below and is never pushed out of its top."""
+    rest, faces = grid_rest(LEVEL), triangles()
+    down = np.linspace([0, 0, 0.35], [0, 0, -0.1], 20)
+    up = np.linspace([0, 0, -0.1], [0, 0, 0.8], 7)
+    path = np.concatenate([down, np.repeat(down[-1:], 10, axis=0), up, np.repeat(up[-1:], 20, axis=0)])
+    ball = Ball(path, 0.3)
+    settings = LevelSettings.uniform(LEVEL + 1, time_to_rest=0.05)
+    settings.absorption[:] = np.linspace(0.0, 0.5, LEVEL + 1)
+    scene = Frames(Surface(GridHierarchy(LEVEL), rest, settings), grid_quads(SIDE), [ball])
+    deepest = 0.0
+    for frame in range(len(path)):
+        positions = scene.play(frame)
+        check_frame(positions, rest, ball, faces, 0.2)  # bound 2 x 0.2: the 0.4 press itself, nothing kept
+        deepest = min(deepest, positions[:, 2].min())
+    assert deepest == pytest.approx(-0.4, abs=0.01)
+    assert np.abs(positions[:, 2]).max() < 1e-3  # recovered, right side up
+
+
+def test_a_held_bulge_stays_bounded():
+    """Negative absorption held against a still ball for 10 s: the bulge stops growing."""
+    rest = grid_rest(LEVEL)
+    settings = LevelSettings.uniform(LEVEL + 1, time_to_rest=0.5)
+    settings.absorption[:] = [0.0, 0.0, -0.4, -0.4, -0.3, 0.5, 1.0]
+    ball = Ball(np.concatenate([np.linspace([0, 0, 0.35], [0, 0, 0.2], 10), np.tile([0, 0, 0.2], (230, 1))]), 0.3)
+    scene = Frames(Surface(GridHierarchy(LEVEL), rest, settings), grid_quads(SIDE), [ball])
+    heights = [scene.play(frame)[:, 2].max() for frame in range(240)]
+    assert heights[20] > 0.005  # it bulges
+    assert max(heights) <= 1.05 * heights[40]  # and stops growing (it grew 66 x before)
+    assert max(heights) < 0.1
+
+
+def _one(collider) -> Colliders:
+    return Colliders(
+        ["ball"], np.array([collider.centre]), np.array([collider.radius]), lambda o, r: _stack(collider.cast(o, r[0]))
+    )
+
+
+def _stack(result):
+    return result[0][None], result[1][None]
+
+
+# -- the correction and the fold guard ---------------------------------------------------------
+
+
+def test_a_correction_moves_exactly_the_vertices_it_is_given_and_nothing_else():
+    rest = grid_rest(LEVEL)
+    settings = LevelSettings.uniform(LEVEL + 1, response_time=0.5)
+    settings.absorption[:] = np.linspace(0.2, 1.0, LEVEL + 1)
+    surface = Surface(GridHierarchy(LEVEL), rest, settings)
+    before = surface.positions.astype(np.float64)
+    d = np.zeros_like(rest)
+    d[[100, 2000, 3000], 2] = [-0.01, -0.02, 0.005]
+    assert surface.correct(d)
+    after = surface.positions.astype(np.float64)
+    np.testing.assert_allclose(after - before, d, atol=1e-7)  # at once: no damping, no spread
+    assert not surface.correct(np.zeros_like(rest))
+    surface.step(np.zeros_like(rest), 1 / 24)  # and the corrected offsets relax like any other
+    assert np.abs(surface.positions[[100, 2000, 3000], 2]).max() < 0.02
+
+
+def test_the_fold_guard_unfolds_a_sideways_drag_and_keeps_the_depth():
+    from core import VertexNormals
+    from core.folds import FoldGuard
+
+    rest = grid_rest(LEVEL)
+    quads = grid_quads(SIDE)
+    corners, sizes = quads.ravel(), np.full(len(quads), 4)
+    normals = VertexNormals(len(rest), corners, sizes)(rest, np.arange(len(rest)))
+    guard = FoldGuard(rest, corners, sizes, normals)
+    dragged = rest.copy()
+    row, col = np.divmod(np.arange(len(rest)), SIDE)
+    patch = (np.abs(row - 32) < 4) & (np.abs(col - 32) < 4)
+    dragged[patch] += [0.12, 0.0, -0.1]  # 4 cells sideways: its faces fold over their neighbours'
+    assert guard.folded(dragged).size > 0
+    fixed = dragged + guard.straighten(dragged, patch.nonzero()[0])
+    assert guard.folded(fixed).size == 0
+    np.testing.assert_allclose(fixed[:, 2], dragged[:, 2])  # the depth along the normals is kept
+    shift = fixed[patch, 0] - rest[patch, 0]
+    assert 0.0 < shift.min() and shift.max() < 0.12  # dragged as far as it can go unfolded
