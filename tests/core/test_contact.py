@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from contact_scenes import Ball, Box, Frames
-from core import GridHierarchy, LevelSettings, Surface
+from core import GridHierarchy, LevelSettings, Surface, build_hierarchy
 from core.contact import HOLD_TOLERANCE, Colliders, Contacts, approach_side, push_direction
 from scenes import grid_quads, grid_rest
 
@@ -259,3 +259,28 @@ def test_the_fold_guard_unfolds_a_sideways_drag_and_keeps_the_depth():
     np.testing.assert_allclose(fixed[:, 2], dragged[:, 2])  # the depth along the normals is kept
     shift = fixed[patch, 0] - rest[patch, 0]
     assert 0.0 < shift.min() and shift.max() < 0.12  # dragged as far as it can go unfolded
+
+
+def test_turning_the_whole_scene_turns_the_response_with_it():
+    """A sheet and a ball sliding over it, turned 37 degrees about two axes: the response,
+    turned back, is the same to float32 rounding (it moved 4e-3 of the size before: vertices
+    switched between a rounding-size push and touching)."""
+
+    def turn(angle):
+        c, s = np.cos(angle), np.sin(angle)
+        return np.array([[1, 0, 0], [0, c, -s], [0, s, c]]) @ np.array([[c, -s, 0], [s, c, 0], [0, 0, 1]])
+
+    def played(rotation):
+        rest = grid_rest(LEVEL) @ rotation.T
+        quads = grid_quads(SIDE)
+        hierarchy = build_hierarchy(rest, quads.ravel(), np.full(len(quads), 4), np.zeros((0, 2), int))
+        settings = LevelSettings.uniform(len(hierarchy.sizes), time_to_rest=0.5)
+        settings.absorption[:] = np.linspace(0.0, 0.6, len(hierarchy.sizes))
+        t = np.arange(40) / 24
+        path = np.stack([0.1 + 0 * t, 0.05 + 0.1 * t, np.where(t < 1, 0.32 - 0.1 * t, 0.5)], 1) @ rotation.T
+        scene = Frames(Surface(hierarchy, rest, settings), quads, [Ball(path, 0.3)])
+        return np.array([scene.play(frame) @ rotation for frame in range(len(t))])
+
+    straight, turned = played(np.eye(3)), played(turn(np.radians(37)))
+    assert np.abs(straight[:, :, 2]).max() > 0.05  # a dent
+    assert np.abs(straight - turned).max() < 1e-5 * 2.0

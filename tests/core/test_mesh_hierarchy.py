@@ -157,3 +157,17 @@ def test_restricting_a_mask_marks_exactly_the_parents_max_restriction_moves(kind
         assert got.dtype == bool and got.any()
         assert j < len(hierarchy.sizes) - 1 or not got.all()  # a mask, not everything
         np.testing.assert_array_equal(got, expected)
+
+
+def test_average_restriction_of_a_push_on_kept_vertices_alone():
+    """A push only on vertices that are their own parent (no other child moves): the average
+    restriction takes the own child's push. It crashed (the bincount of nothing is int64)."""
+    rest, triangles = shuffled_triangulated_grid(5)
+    hierarchy = MeshHierarchy.from_triangles(rest, triangles)
+    level = len(hierarchy.sizes) - 1
+    kept = hierarchy.inject(level - 1, np.arange(hierarchy.sizes[-1], dtype=float)).astype(int)[:3]
+    d = np.zeros((3, hierarchy.sizes[-1]))
+    d[2, kept] = -0.1
+    coarse = hierarchy.restrict(level, d, "average")
+    assert coarse.dtype.kind == "f" and np.isfinite(coarse).all()
+    np.testing.assert_allclose(np.sort(coarse[2])[:3], -0.1)
