@@ -4,7 +4,8 @@ The solver lives in ``core`` (pure numpy); the Blender glue in the other sub-pac
 each registering its own classes. Modules register in order and unregister in reverse.
 """
 
-from . import handlers, operators, panels, presets, properties
+from . import operators, panels
+from .blender import handlers, presets, properties
 
 _modules = (properties, operators, presets, panels, handlers)
 

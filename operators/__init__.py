@@ -3,7 +3,7 @@
 import bpy
 import numpy as np
 
-from .. import handlers, levels, simulation
+from ..blender import curves, handlers, simulation
 
 
 def _mesh_poll(cls, context) -> bool:
@@ -58,7 +58,7 @@ class OBJECT_OT_collision_response_enable(bpy.types.Operator):
         settings.start_frame = context.scene.frame_start
         count = simulation.level_count(obj)
         # A first, gentle response: the finer the level the more it absorbs, none at level 0.
-        levels.ensure_curves(settings, count, defaults={"absorption": np.linspace(0.0, 0.5, count)})
+        curves.ensure_curves(settings, count, defaults={"absorption": np.linspace(0.0, 0.5, count)})
         settings.enabled = True
         messages = handlers.update_object(obj, context.scene)
         for message in messages:

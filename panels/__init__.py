@@ -4,9 +4,9 @@ from typing import cast
 
 import bpy
 
-from .. import levels, simulation
+from ..blender import curves, simulation
+from ..blender.presets import COLLISION_RESPONSE_MT_presets
 from ..operators import is_baked
-from ..presets import COLLISION_RESPONSE_MT_presets
 
 
 class SidebarPanel(bpy.types.Panel):
@@ -108,7 +108,7 @@ class VIEW3D_PT_collision_response_levels(SidebarPanel):
         remove = row.operator("object.collision_response_preset_add", text="", icon="REMOVE")
         remove.remove_active = True  # type: ignore[union-attr]  # the stub cannot know an operator's own properties
         layout.label(text="Left: coarse, global.  Right: fine, local.")
-        for name, (label, _low, _high, _default) in levels.CURVES.items():
+        for name, (label, _low, _high, _default) in curves.CURVES.items():
             node = tree.nodes.get(name)
             if node is None:
                 continue

@@ -76,7 +76,7 @@ def frame_times(
 
     scene, grid, _ = scene_with(subdivisions, rigged, away, rippled)
     addon = next(name for name in bpy.context.preferences.addons.keys() if name.endswith("collision_response"))
-    handlers, simulation = import_module(addon + ".handlers"), import_module(addon + ".simulation")
+    handlers, simulation = import_module(addon + ".blender.handlers"), import_module(addon + ".blender.simulation")
     for obj in bpy.context.view_layer.objects:
         obj.select_set(obj.type == "MESH")  # the grid and the ball (not the rig)
     bpy.context.view_layer.objects.active = grid

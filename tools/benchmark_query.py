@@ -22,7 +22,7 @@ os.environ.setdefault("BLENDER_USER_RESOURCES", tempfile.mkdtemp())
 import bpy
 import numpy as np
 
-from collision import CollisionQuery
+from blender.collision import CollisionQuery
 
 
 def timed(function, repeat: int) -> float:

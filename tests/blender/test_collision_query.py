@@ -4,7 +4,7 @@ import bpy
 import numpy as np
 import pytest
 
-from collision import CollisionQuery
+from blender.collision import CollisionQuery
 from core import GridHierarchy, LevelSettings, Surface
 from reference import first_hit, world_triangles
 

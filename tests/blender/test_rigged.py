@@ -190,7 +190,7 @@ def test_a_modifier_before_the_armature_that_changes_vertices_is_reported(elbow,
     bpy.ops.object.collision_response_enable()  # warns; playback then reports, never raises
     scene.frame_set(15)
     assert arm.collision_response.enabled
-    messages = addon.simulation.get(arm).messages  # what the panel shows
+    messages = addon.blender.simulation.get(arm).messages  # what the panel shows
     assert any("changes its vertices" in m and "Subdivision" in m for m in messages)
     assert [k.name for k in arm.data.shape_keys.key_blocks] in (["Basis", "Collision Response"], ["Basis"])
     basis = key_data(arm.data.shape_keys.key_blocks["Basis"])

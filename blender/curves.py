@@ -7,7 +7,7 @@ the curves live in Float Curve nodes of a small node group the settings point to
 import bpy
 import numpy as np
 
-from .core import LevelSettings
+from ..core import LevelSettings
 
 #: name: (label in the sidebar, lowest, highest, default). Time to rest at its highest
 #: and yield limit at 1 mean "never": perfectly plastic recovery, perfectly elastic yield.

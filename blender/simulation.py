@@ -13,9 +13,9 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
-from . import deformation, levels
+from ..core import HierarchyCache, Surface, VertexNormals
+from . import curves, posed
 from .collision import CollisionQuery
-from .core import HierarchyCache, Surface, VertexNormals
 
 SHAPE_KEY = "Collision Response"
 BAKED_PREFIX = "Collision Response "  # baked keys: "Collision Response 0012"
@@ -128,7 +128,7 @@ def _behaviour_maps(obj) -> dict[str, np.ndarray]:
     the group has weight 0."""
     settings, mesh = obj.collision_response, obj.data
     maps = {}
-    for name in levels.CURVES:
+    for name in curves.CURVES:
         group = obj.vertex_groups.get(getattr(settings, f"{name}_group"))
         if group is None:
             continue
@@ -149,17 +149,17 @@ def fingerprint(obj, level_count: int) -> tuple:
         getattr(settings, name)
         for name in ("start_frame", "friction", "standoff", "substeps", "restriction", "prolongation")
     )
-    groups = tuple(getattr(settings, f"{name}_group") for name in levels.CURVES)
+    groups = tuple(getattr(settings, f"{name}_group") for name in curves.CURVES)
     collider_names = tuple(o.name if o else None for o in colliders(obj))
     topology = (len(mesh.vertices), len(mesh.edges), len(mesh.polygons))
     # What deforms it: adding an armature or a shape key changes the posed surface.
     deformed = (
         tuple((m.name, m.type, m.show_viewport) for m in obj.modifiers),
         obj.parent_type if obj.parent else None,
-        deformation.is_posed(obj, is_own_key),
+        posed.is_posed(obj, is_own_key),
     )
-    curves = levels.curve_fingerprint(settings, level_count)
-    return (plain, groups, collider_names, topology, deformed, curves)
+    drawn = curves.curve_fingerprint(settings, level_count)
+    return (plain, groups, collider_names, topology, deformed, drawn)
 
 
 def _build(obj, scene) -> Simulation:
@@ -170,7 +170,7 @@ def _build(obj, scene) -> Simulation:
     hierarchy = _hierarchies.get(rest, *topology)
     level_count = len(hierarchy.sizes)
     size = float(np.linalg.norm(np.ptp(rest, axis=0))) or 1.0
-    coefficients = levels.level_settings(settings, level_count, size)
+    coefficients = curves.level_settings(settings, level_count, size)
     coefficients.maps = _behaviour_maps(obj)
     surface = Surface(hierarchy, rest, coefficients)
     start = settings.start_frame
@@ -217,14 +217,14 @@ def _frames_in_scene(scene, first: int, last: int):
 def _step(obj, simulation: Simulation, scene, frame: int) -> None:
     settings = obj.collision_response
     surface = simulation.surface
-    posed = deformation.is_posed(obj, is_own_key)
-    if posed:  # the query works on the surface as posed, the solver in rest space
+    on_posed = posed.is_posed(obj, is_own_key)
+    if on_posed:  # the query works on the surface as posed, the solver in rest space
         depsgraph = bpy.context.evaluated_depsgraph_get()
         held = simulation.frames.get(simulation.head)
         _show(obj, surface.positions if held is None else held)
         try:
-            positions = deformation.posed_positions(obj, depsgraph)
-        except deformation.Unfollowable as problem:
+            positions = posed.posed_positions(obj, depsgraph)
+        except posed.Unfollowable as problem:
             simulation.messages = [str(problem)]  # for the panel
             raise Unusable(str(problem)) from problem
     else:
@@ -239,12 +239,12 @@ def _step(obj, simulation: Simulation, scene, frame: int) -> None:
     )
     simulation.messages = contact.messages
     displacement = contact.displacement
-    if posed:
-        displacement = deformation.to_rest(obj, depsgraph, scene, displacement)
+    if on_posed:
+        displacement = posed.to_rest(obj, depsgraph, scene, displacement)
     fps = scene.render.fps / scene.render.fps_base
     moved = frame > simulation.start and surface.step(displacement, 1.0 / fps, contact.touching)
     # The start frame itself is the rest shape; an idle step leaves the positions read above.
-    simulation.frames[frame] = surface.positions if moved or posed else positions
+    simulation.frames[frame] = surface.positions if moved or on_posed else positions
     simulation.head = frame
 
 

@@ -5,7 +5,7 @@ from contextlib import contextmanager
 
 import bpy
 
-from . import deformation, simulation
+from . import posed, simulation
 from .collision import colliders as collider_shapes
 from .collision.raycast import remove_all_helpers
 
@@ -66,7 +66,7 @@ def on_depsgraph_update(scene, depsgraph) -> None:
     if not edited_objects and not edited_meshes:
         return
     for obj in enabled_objects(scene):
-        names = {o.name for o in simulation.colliders(obj) + deformation.deformers(obj) if o is not None}
+        names = {o.name for o in simulation.colliders(obj) + posed.deformers(obj) if o is not None}
         if obj.data.name in edited_meshes or names & edited_objects:
             simulation.invalidate(obj)
 

@@ -11,7 +11,7 @@ from bpy.props import (
     StringProperty,
 )
 
-from . import levels, simulation
+from . import curves, simulation
 
 
 def _changed(settings, context) -> None:
@@ -25,17 +25,17 @@ class COLLISION_RESPONSE_PG_collider(bpy.types.PropertyGroup):
 
 
 class COLLISION_RESPONSE_PG_settings(bpy.types.PropertyGroup):
-    """One per mesh object. Per-level values live in ``curves`` (see levels.py)."""
+    """One per mesh object. Per-level values live in ``curves`` (see curves.py)."""
 
     @property
     def profiles(self) -> dict[str, list[float]]:
         """Every curve's value per level, coarse to fine (what presets save)."""
-        return levels.profiles(self)
+        return curves.profiles(self)
 
     @profiles.setter
     def profiles(self, values: dict) -> None:
         """Set curves from values per level, resampled to this mesh's number of levels."""
-        levels.set_profiles(self, values)
+        curves.set_profiles(self, values)
 
     enabled: BoolProperty(  # type: ignore[valid-type]
         name="Enabled", description="Respond to the colliders during playback", default=False, update=_changed

@@ -1,6 +1,7 @@
-"""Presets with Blender's preset system: five shipped in presets/collision_response/, and
-the animator's own saved beside them (Add Preset). A preset holds the settings and every
-per-level curve as a profile from coarse to fine, resampled to each mesh's levels."""
+"""Presets with Blender's preset system: five shipped in collision_response/ beside this
+file, and the animator's own (Add Preset, saved in Blender's user presets folder) listed
+with them. A preset holds the settings and every per-level curve as a profile from coarse
+to fine, resampled to each mesh's levels."""
 
 import os
 
@@ -40,11 +41,16 @@ classes = (COLLISION_RESPONSE_MT_presets, OBJECT_OT_collision_response_preset_ad
 _register, _unregister = bpy.utils.register_classes_factory(classes)
 
 
+#: Blender looks for presets in "presets/<subdir>" under a registered path: the folder
+#: holding this package.
+SEARCH_PATH = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
 def register() -> None:
     _register()
-    bpy.utils.register_preset_path(os.path.dirname(__file__))
+    bpy.utils.register_preset_path(SEARCH_PATH)
 
 
 def unregister() -> None:
-    bpy.utils.unregister_preset_path(os.path.dirname(__file__))
+    bpy.utils.unregister_preset_path(SEARCH_PATH)
     _unregister()
