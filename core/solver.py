@@ -36,6 +36,7 @@ class _Level:
     plastic: np.ndarray  # p, object space
     solution: np.ndarray  # s: current positions (object space)
     offsets: np.ndarray  # p + o, kept up to date where they change: a step reads one array
+    pending: np.ndarray  # what damping has not yet let through of this level's share (object space)
 
 
 @dataclass
@@ -91,7 +92,7 @@ class Surface:
         for j in range(self.level_count):
             rest = finest_rest if j == self.level_count - 1 else self.hierarchy.inject(j, finest_rest)
             zeros = np.zeros_like(rest)
-            levels.append(_Level(rest, zeros, zeros.copy(), zeros.copy(), rest.copy(), zeros.copy()))
+            levels.append(_Level(rest, zeros, zeros.copy(), zeros.copy(), rest.copy(), zeros.copy(), zeros.copy()))
         self._levels = levels
         self._compute_reference_offsets()
 
@@ -132,6 +133,7 @@ class Surface:
             lv.elastic[:] = 0
             lv.plastic[:] = 0
             lv.offsets[:] = 0
+            lv.pending[:] = 0
         self._stale = [np.zeros(0, dtype=np.int64) for _ in self._levels]  # pushed last step
         self._positions = np.zeros((self.vertex_count, 3), dtype=DTYPE)  # the finest level's, (n, 3)
         self._place(np.zeros((3, self.vertex_count), dtype=DTYPE), update=False)
@@ -216,6 +218,8 @@ class Surface:
         settled) cost next to nothing."""
         if self.settings.prolongation != self._built_for or d.any():
             return False
+        if any(lv.pending.any() for lv in self._levels):  # damping still lets a share through
+            return False
         touch = self._touch_masks(resting)
         coefficients = self._per_step(dt)
         for j, lv in enumerate(self._levels):
@@ -276,15 +280,23 @@ class Surface:
         # does not depend on the step length (frame-rate independence with damping).
         held_back: np.ndarray | None = None
         moved = np.zeros(0, dtype=bool)  # the coarser level's vertices that moved this step
+        finest = self.level_count - 1
         for j, lv in enumerate(self._levels):
             count = lv.rest.shape[1]
             contact, length = _contact(restricted[j])
+            if j == finest and touch is not None and update and not correcting:
+                # Vertices resting on a collider stay where they rest: whatever the coarser
+                # levels do this step (a share damping lets through, say), the finest level
+                # holds them there, as it holds a pushed vertex at its goal.
+                contact = np.union1d(contact, touch[j].nonzero()[0])
             again = np.zeros(count, dtype=bool)  # vertices to place again
             again[contact] = True
             if update:
                 in_contact = again.copy() if touch is None else again | touch[j]
                 again[self._relax(lv, in_contact, coefficients[j])] = True
                 again[self._stale[j]] = True
+                if j < finest and not correcting:
+                    again[self._drain(lv, coefficients[j])] = True
             rows = None if whole or j == 0 else self._rows(j, again, moved)
             old = lv.solution
             if rows is None:  # the whole level
@@ -320,7 +332,7 @@ class Surface:
                     _gather(old, at),
                     coefficients[j],
                     held_back,
-                    j == self.level_count - 1,
+                    j == finest,
                 )
             if rows is not None:
                 moved = np.zeros(count, dtype=bool)
@@ -393,49 +405,75 @@ class Surface:
         None while there is none.
         """
         free = _gather(placed, contact)
+        if finest:
+            # The finest level takes what is left, as a vector, at once: every contact vertex
+            # ends at its goal point, out of the collider (invariant 1) and no further
+            # (invariant 3), even where coarser levels overshot it, moved it sideways or hold
+            # part of their share back (damping: the coarser levels give way over time, and
+            # the contact holds meanwhile).
+            share = old + push - free
+            elastic = _gather(lv.elastic, contact) + share
+            placed[:, contact] += share
+            Surface._set_elastic(lv, contact, elastic, _at(c.yield_limit, contact))
+            return held_back
         if held_back is not None:
             free += _gather(held_back, contact)
-        if finest:
-            # The finest level takes what is left, as a vector: every contact vertex ends at
-            # its goal point, out of the collider (invariant 1) and no further (invariant 3),
-            # even where coarser levels overshot it or moved it sideways.
-            share = old + push - free
-        else:
-            unit = push / length
-            along = dot(free - old, unit)  # moved by coarser levels
-            absorption = _at(c.absorption, contact)
-            # No further along the push than this step's push, nor than the deepest goal below
-            # is from rest: a coarse vertex that pushes from one child after another (a ball
-            # sliding, wandering) would otherwise sink a step's push further every step.
-            room = dot(reach, unit) - dot(free - _gather(lv.rest, contact), unit)
-            left = np.maximum(np.minimum(length - along, room), 0.0)
-            bulge = absorption * length
-            if (absorption < 0).any():
-                # A bulge is a fraction of the push now, not a sum of pushes: what this level
-                # already bulges against the push (elastic or yielded) counts, so a press held
-                # or sliding (where every step pushes again) cannot grow it without bound.
-                bulged = -dot(_gather(lv.offsets, contact), unit)
-                bulge = np.minimum(bulge + np.maximum(bulged, 0.0), 0.0)
-            share = unit * np.where(absorption >= 0, np.minimum(left, absorption * length), bulge)
+        unit = push / length
+        along = dot(free - old, unit)  # moved by coarser levels
+        absorption = _at(c.absorption, contact)
+        # No further along the push than this step's push, nor than the deepest goal below
+        # is from rest: a coarse vertex that pushes from one child after another (a ball
+        # sliding, wandering) would otherwise sink a step's push further every step.
+        room = dot(reach, unit) - dot(free - _gather(lv.rest, contact), unit)
+        left = np.maximum(np.minimum(length - along, room), 0.0)
+        bulge = absorption * length
+        if (absorption < 0).any():
+            # A bulge is a fraction of the push now, not a sum of pushes: what this level
+            # already bulges against the push (elastic or yielded) counts, so a press held
+            # or sliding (where every step pushes again) cannot grow it without bound.
+            bulged = -dot(_gather(lv.offsets, contact), unit)
+            bulge = np.minimum(bulge + np.maximum(bulged, 0.0), 0.0)
+        share = unit * np.where(absorption >= 0, np.minimum(left, absorption * length), bulge)
         damping = _at(c.damping, contact)
         delta = share * damping
-        if not finest and (damping < 1).any():
+        if (damping < 1).any():
+            # What damping holds back now is let through over the response time (``_drain``);
+            # finer levels see it as done, so they do not take it themselves.
             if held_back is None:
                 held_back = np.zeros_like(placed)
             held_back[:, contact] += share - delta
+            lv.pending[:, contact] += share - delta
         placed[:, contact] += delta
-        elastic = _gather(lv.elastic, contact) + delta
-        # Yield: the part of an elastic offset beyond the limit becomes permanent.
+        Surface._set_elastic(lv, contact, _gather(lv.elastic, contact) + delta, _at(c.yield_limit, contact))
+        return held_back
+
+    @staticmethod
+    def _set_elastic(lv: _Level, index: np.ndarray, elastic: np.ndarray, limit: np.ndarray) -> None:
+        """Set the elastic offsets of vertices ``index`` to ``elastic`` (3, m), yielding: the
+        part beyond the limit becomes permanent (plastic)."""
         size = norm(elastic)
-        limit = _at(c.yield_limit, contact)
         over = size > limit
         if over.any():
             excess = elastic[:, over] * (1.0 - limit[over] / size[over])
             elastic[:, over] -= excess
-            lv.plastic[:, contact[over]] += excess
-        lv.elastic[:, contact] = elastic
-        lv.offsets[:, contact] = _gather(lv.plastic, contact) + elastic
-        return held_back
+            lv.plastic[:, index[over]] += excess
+        lv.elastic[:, index] = elastic
+        lv.offsets[:, index] = _gather(lv.plastic, index) + elastic
+
+    def _drain(self, lv: _Level, c: _Coefficients) -> np.ndarray:
+        """Let through this step the damping fraction of what the level's damping held back
+        in earlier steps: a level gives way over its response time, in seconds, at any frame
+        rate. What is left below float32 resolution is let through whole. Returns the
+        vertices whose offsets changed."""
+        waiting = lv.pending.any(axis=0).nonzero()[0]
+        if waiting.size == 0:
+            return waiting
+        owed = _gather(lv.pending, waiting)
+        left = owed * (1 - _at(c.damping, waiting))
+        left[np.abs(left) < self._negligible] = 0
+        lv.pending[:, waiting] = left
+        Surface._set_elastic(lv, waiting, _gather(lv.elastic, waiting) + owed - left, _at(c.yield_limit, waiting))
+        return waiting
 
     def _correcting(self) -> list[_Coefficients]:
         """Coefficients of a correction: the finest level takes all at once, nothing relaxes
