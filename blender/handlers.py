@@ -1,39 +1,12 @@
-"""Live response: a frame-change handler updates every enabled mesh; edits invalidate."""
-
-from collections.abc import Iterator
-from contextlib import contextmanager
+"""Blender's callbacks: a frame change shows every enabled mesh's response there; an edit of
+what a response depends on restarts it; loading a file forgets every response; saving
+leaves the ray-cast helpers out of the file."""
 
 import bpy
 
-from . import posed, simulation
+from . import guard, posed, simulation
 from .collision import colliders as collider_shapes
 from .collision.raycast import remove_all_helpers
-
-_busy = False  # set while we move the scene through frames ourselves
-
-
-@contextmanager
-def _busy_moving_frames() -> Iterator[None]:
-    """While we simulate, the frame changes and edits we cause are ours: the handlers leave
-    them alone (a nested frame change would step the simulation twice)."""
-    global _busy
-    was, _busy = _busy, True
-    try:
-        yield
-    finally:
-        _busy = was
-
-
-def update_object(obj, scene) -> list[str]:
-    """Show ``obj``'s response at the scene's frame. Returns messages (empty when fine)."""
-    with _busy_moving_frames():
-        try:
-            positions = simulation.positions_at(obj, scene, scene.frame_current)
-        except simulation.Unusable as problem:
-            return [str(problem)]
-        simulation.write_shape_key(obj, positions)
-    state = simulation.get(obj)
-    return state.warnings + state.messages if state else []
 
 
 def enabled_objects(scene):
@@ -42,17 +15,17 @@ def enabled_objects(scene):
 
 @bpy.app.handlers.persistent
 def on_frame_change(scene, depsgraph=None) -> None:
-    if _busy:
+    if guard.is_busy():
         return
     for obj in enabled_objects(scene):
-        update_object(obj, scene)
+        simulation.update_object(obj, scene)
 
 
 @bpy.app.handlers.persistent
 def on_depsgraph_update(scene, depsgraph) -> None:
     """An edit of a responding mesh, of a collider or of what deforms the mesh (its armature)
     restarts that mesh's response."""
-    if _busy or simulation.is_writing():
+    if guard.is_busy():
         return
 
     edited_objects, edited_meshes = set(), set()

@@ -25,7 +25,7 @@ from contextlib import contextmanager
 import bpy
 import numpy as np
 
-from .collision.colliders import deformed_by_parent
+from .mesh_data import is_own_key
 
 #: Modifiers that only move vertices (Blender's "deform-only" type). Others generate.
 DEFORMING = frozenset(
@@ -51,6 +51,15 @@ DEFORMING = frozenset(
 )
 
 
+#: Parent types that deform an object like a modifier (Blender adds a virtual one).
+DEFORMING_PARENTS = frozenset({"ARMATURE", "LATTICE"})
+
+
+def deformed_by_parent(obj) -> bool:
+    """An armature or lattice parent deforms like a modifier, without being listed as one."""
+    return obj.parent is not None and obj.parent_type in DEFORMING_PARENTS
+
+
 class Unfollowable(Exception):
     """The posed mesh's vertices do not match the mesh's own; the message says why."""
 
@@ -72,11 +81,11 @@ def _has_deformer(obj) -> bool:
     return _deforming_index(obj) >= 0 or deformed_by_parent(obj)
 
 
-def is_posed(obj, own_keys) -> bool:
+def is_posed(obj) -> bool:
     """Whether ``obj`` is shown other than as Basis plus the response: deforming modifiers,
-    a deforming parent, or shape keys of its own (``own_keys(name)`` tells ours apart)."""
+    a deforming parent, or shape keys of its own (not ours, live or baked)."""
     keys = obj.data.shape_keys
-    if keys is not None and any(k != keys.reference_key and not own_keys(k.name) for k in keys.key_blocks):
+    if keys is not None and any(k != keys.reference_key and not is_own_key(k.name) for k in keys.key_blocks):
         return True
     return _has_deformer(obj)
 

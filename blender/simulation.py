@@ -1,4 +1,5 @@
-"""The response of a mesh over time: solver, collision query and the frames already played.
+"""The response of a mesh over time: the registry of simulations (solver, collision query and
+the frames already played) and the pipeline that builds and steps them.
 
 One ``Simulation`` per enabled mesh object, kept in memory (not saved). It simulates only
 forward: the solver's state is kept at the last simulated frame (the head), and the
@@ -14,18 +15,14 @@ import bpy
 import numpy as np
 
 from ..core import HierarchyCache, Surface, VertexNormals
-from . import curves, posed
+from . import curves, guard, mesh_data, posed
 from .collision import CollisionQuery
 
-SHAPE_KEY = "Collision Response"
-BAKED_PREFIX = "Collision Response "  # baked keys: "Collision Response 0012"
 #: Meshes above this many vertices get a warning: the response still runs, slowly.
 LARGE_MESH = 500_000
 
 _hierarchies = HierarchyCache()
 _simulations: dict[str, "Simulation"] = {}  # by object name
-_writing = False  # set while we write shape keys, so our own edits do not invalidate
-_shown: dict[str, np.ndarray] = {}  # by object name: the positions its response key holds
 
 
 @dataclass
@@ -54,7 +51,7 @@ def invalidate(obj) -> None:
 
 def invalidate_all() -> None:
     _simulations.clear()
-    _shown.clear()
+    mesh_data.forget_written()
 
 
 def get(obj) -> Simulation | None:
@@ -74,15 +71,6 @@ def check(obj) -> None:
         raise Unusable(f"'{obj.name}' is linked from another file: its shape keys cannot be written")
 
 
-def is_baked_key(name: str) -> bool:
-    return name.startswith(BAKED_PREFIX) and name[len(BAKED_PREFIX) :].isdigit()
-
-
-def is_own_key(name: str) -> bool:
-    """The live response key, or a baked one."""
-    return name == SHAPE_KEY or is_baked_key(name)
-
-
 def colliders(obj) -> list:
     settings = obj.collision_response
     found = [item.obj for item in settings.colliders]
@@ -91,31 +79,9 @@ def colliders(obj) -> list:
     return found
 
 
-def rest_positions(obj) -> np.ndarray:
-    """The Basis shape (the mesh itself when it has no shape keys), (n, 3) float32."""
-    mesh = obj.data
-    positions = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
-    keys = mesh.shape_keys
-    if keys is not None and keys.reference_key is not None:
-        keys.reference_key.points.foreach_get("co", positions)
-    else:
-        mesh.vertices.foreach_get("co", positions)
-    return positions.reshape(-1, 3)
-
-
-def _topology(mesh):
-    corners = np.empty(len(mesh.loops), dtype=np.int64)
-    mesh.loops.foreach_get("vertex_index", corners)
-    sizes = np.empty(len(mesh.polygons), dtype=np.int64)
-    mesh.polygons.foreach_get("loop_total", sizes)
-    edges = np.empty(len(mesh.edges) * 2, dtype=np.int64)
-    mesh.edges.foreach_get("vertices", edges)
-    return corners, sizes, edges.reshape(-1, 2)
-
-
 def _hierarchy(obj):
     """The object's hierarchy (built once per topology and rest shape)."""
-    return _hierarchies.get(rest_positions(obj), *_topology(obj.data))
+    return _hierarchies.get(mesh_data.rest_positions(obj), *mesh_data.topology(obj.data))
 
 
 def level_count(obj) -> int:
@@ -124,20 +90,13 @@ def level_count(obj) -> int:
 
 
 def _behaviour_maps(obj) -> dict[str, np.ndarray]:
-    """Vertex-group weights per property; as with Blender's modifiers, a vertex not in
-    the group has weight 0."""
-    settings, mesh = obj.collision_response, obj.data
+    """Vertex-group weights per property, for the properties that name a group."""
+    settings = obj.collision_response
     maps = {}
     for name in curves.CURVES:
         group = obj.vertex_groups.get(getattr(settings, f"{name}_group"))
-        if group is None:
-            continue
-        weights = np.zeros(len(mesh.vertices))
-        for vertex in mesh.vertices:  # only at set-up: vertex groups have no bulk reader
-            for element in vertex.groups:
-                if element.group == group.index:
-                    weights[vertex.index] = element.weight
-        maps[name] = weights
+        if group is not None:
+            maps[name] = mesh_data.group_weights(obj, group)
     return maps
 
 
@@ -156,7 +115,7 @@ def fingerprint(obj, level_count: int) -> tuple:
     deformed = (
         tuple((m.name, m.type, m.show_viewport) for m in obj.modifiers),
         obj.parent_type if obj.parent else None,
-        posed.is_posed(obj, is_own_key),
+        posed.is_posed(obj),
     )
     drawn = curves.curve_fingerprint(settings, level_count)
     return (plain, groups, collider_names, topology, deformed, drawn)
@@ -165,8 +124,8 @@ def fingerprint(obj, level_count: int) -> tuple:
 def _build(obj, scene) -> Simulation:
     check(obj)
     settings = obj.collision_response
-    rest = rest_positions(obj)
-    topology = _topology(obj.data)
+    rest = mesh_data.rest_positions(obj)
+    topology = mesh_data.topology(obj.data)
     hierarchy = _hierarchies.get(rest, *topology)
     level_count = len(hierarchy.sizes)
     size = float(np.linalg.norm(np.ptp(rest, axis=0))) or 1.0
@@ -182,6 +141,18 @@ def _build(obj, scene) -> Simulation:
     return simulation
 
 
+def update_object(obj, scene) -> list[str]:
+    """Show ``obj``'s response at the scene's frame. Returns messages (empty when fine)."""
+    with guard.busy():
+        try:
+            positions = positions_at(obj, scene, scene.frame_current)
+        except Unusable as problem:
+            return [str(problem)]
+        mesh_data.write_shape_key(obj, positions)
+    state = get(obj)
+    return state.warnings + state.messages if state else []
+
+
 def positions_at(obj, scene, frame: int) -> np.ndarray:
     """The mesh's response at ``frame`` (object space, (n, 3) float32), simulating forward
     from the head when needed (bringing the scene to each frame between in turn)."""
@@ -194,7 +165,7 @@ def positions_at(obj, scene, frame: int) -> np.ndarray:
         simulation = _build(obj, scene)
         _simulations[obj.name] = simulation
     if frame < simulation.start:
-        return rest_positions(obj)
+        return mesh_data.rest_positions(obj)
     if frame in simulation.frames:
         return simulation.frames[frame]
     for current in _frames_in_scene(scene, simulation.head + 1, frame):
@@ -217,7 +188,7 @@ def _frames_in_scene(scene, first: int, last: int):
 def _step(obj, simulation: Simulation, scene, frame: int) -> None:
     settings = obj.collision_response
     surface = simulation.surface
-    on_posed = posed.is_posed(obj, is_own_key)
+    on_posed = posed.is_posed(obj)
     if on_posed:  # the query works on the surface as posed, the solver in rest space
         depsgraph = bpy.context.evaluated_depsgraph_get()
         held = simulation.frames.get(simulation.head)
@@ -262,44 +233,5 @@ def _normals_at(simulation: Simulation, positions: np.ndarray, index: np.ndarray
 def _show(obj, positions: np.ndarray) -> None:
     """Make the response key hold ``positions`` (the solver's state), so the evaluated mesh
     is the posed surface of that state; written only when it holds something else."""
-    if _shown.get(obj.name) is not positions:
-        write_shape_key(obj, positions)
-
-
-def write_shape_key(obj, positions: np.ndarray) -> None:
-    """Put ``positions`` in the "Collision Response" shape key (relative to Basis, value 1).
-    Basis and every other shape key are left as they are."""
-    global _writing
-    mesh = obj.data
-    _writing = True
-    try:
-        if mesh.shape_keys is None:
-            obj.shape_key_add(name="Basis", from_mix=False)
-        key = mesh.shape_keys.key_blocks.get(SHAPE_KEY)
-        if key is None:
-            key = obj.shape_key_add(name=SHAPE_KEY, from_mix=False)
-            key.value = 1.0
-        # ShapeKey.points: the bulk accessor (the per-point "data" costs 100 x more).
-        key.points.foreach_set("co", np.ascontiguousarray(positions, dtype=np.float32).ravel())
-        mesh.update()
-        _shown[obj.name] = positions
-    finally:
-        _writing = False
-
-
-def remove_shape_key(obj) -> None:
-    """Remove the "Collision Response" shape key: the mesh is as it was."""
-    global _writing
-    _shown.pop(obj.name, None)
-    keys = obj.data.shape_keys
-    if keys is None or SHAPE_KEY not in keys.key_blocks:
-        return
-    _writing = True
-    try:
-        obj.shape_key_remove(keys.key_blocks[SHAPE_KEY])
-    finally:
-        _writing = False
-
-
-def is_writing() -> bool:
-    return _writing
+    if not mesh_data.holds(obj, positions):
+        mesh_data.write_shape_key(obj, positions)

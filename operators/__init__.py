@@ -3,7 +3,7 @@
 import bpy
 import numpy as np
 
-from ..blender import curves, handlers, simulation
+from ..blender import curves, mesh_data, simulation
 
 
 def _mesh_poll(cls, context) -> bool:
@@ -12,17 +12,6 @@ def _mesh_poll(cls, context) -> bool:
         cls.poll_message_set("Select a mesh object")
         return False
     return True
-
-
-def _baked_keys(obj):
-    keys = obj.data.shape_keys
-    if keys is None:
-        return []
-    return [k for k in keys.key_blocks if simulation.is_baked_key(k.name)]
-
-
-def is_baked(obj) -> bool:
-    return bool(_baked_keys(obj))
 
 
 def _add_selected_colliders(context) -> None:
@@ -60,7 +49,7 @@ class OBJECT_OT_collision_response_enable(bpy.types.Operator):
         # A first, gentle response: the finer the level the more it absorbs, none at level 0.
         curves.ensure_curves(settings, count, defaults={"absorption": np.linspace(0.0, 0.5, count)})
         settings.enabled = True
-        messages = handlers.update_object(obj, context.scene)
+        messages = simulation.update_object(obj, context.scene)
         for message in messages:
             self.report({"WARNING"}, message)
         return {"FINISHED"}
@@ -81,7 +70,7 @@ class OBJECT_OT_collision_response_disable(bpy.types.Operator):
         obj = context.active_object
         obj.collision_response.enabled = False
         simulation.invalidate(obj)
-        simulation.remove_shape_key(obj)
+        mesh_data.remove_shape_key(obj)
         return {"FINISHED"}
 
 
@@ -155,7 +144,7 @@ class OBJECT_OT_collision_response_bake(bpy.types.Operator):
         if not obj.collision_response.enabled:
             cls.poll_message_set("Enable the response first")
             return False
-        if is_baked(obj):
+        if mesh_data.is_baked(obj):
             cls.poll_message_set("Already baked: free the bake first")
             return False
         return True
@@ -181,34 +170,21 @@ class OBJECT_OT_collision_response_bake(bpy.types.Operator):
             positions = simulation.positions_at(self.obj, self.scene, self.frame)
         except simulation.Unusable as problem:
             return str(problem)
-        key = self.obj.shape_key_add(name=f"{simulation.BAKED_PREFIX}{self.frame:04d}", from_mix=False)
-        key.points.foreach_set("co", positions.ravel())
-        self.baked.append((self.frame, key))
+        self.baked.append((self.frame, mesh_data.add_baked_key(self.obj, self.frame, positions)))
         self.frame += 1
         return None
 
     def _finish(self, context):
-        # Each baked key is full on its frame only: constant keys at frame - 1, frame, + 1.
-        edit = context.preferences.edit
-        interpolation = edit.keyframe_new_interpolation_type
-        edit.keyframe_new_interpolation_type = "CONSTANT"
-        try:
-            for frame, key in self.baked:
-                for at, value in ((frame - 1, 0.0), (frame, 1.0), (frame + 1, 0.0)):
-                    key.value = value
-                    key.keyframe_insert("value", frame=at)
-        finally:
-            edit.keyframe_new_interpolation_type = interpolation
+        mesh_data.key_baked(self.baked, context.preferences.edit)
         self.obj.collision_response.enabled = False
         simulation.invalidate(self.obj)
-        simulation.remove_shape_key(self.obj)
+        mesh_data.remove_shape_key(self.obj)
         self.scene.frame_set(self.original_frame)
         self.report({"INFO"}, f"Baked frames {self.first}-{self.last} of '{self.obj.name}'")
         return {"FINISHED"}
 
     def _cancel(self, problem: str | None = None):
-        for _frame, key in self.baked:
-            self.obj.shape_key_remove(key)
+        mesh_data.remove_keys(self.obj, [key for _frame, key in self.baked])
         self.scene.frame_set(self.original_frame)
         if problem is not None:
             self.report({"ERROR"}, f"{problem}: nothing was baked")
@@ -265,23 +241,16 @@ class OBJECT_OT_collision_response_free_bake(bpy.types.Operator):
     def poll(cls, context):
         if not _mesh_poll(cls, context):
             return False
-        if not is_baked(context.active_object):
+        if not mesh_data.is_baked(context.active_object):
             cls.poll_message_set("Nothing is baked")
             return False
         return True
 
     def execute(self, context):
         obj = context.active_object
-        for key in _baked_keys(obj):
-            frame = int(key.name[len(simulation.BAKED_PREFIX) :])
-            for at in (frame - 1, frame, frame + 1):
-                try:
-                    key.keyframe_delete("value", frame=at)
-                except RuntimeError:  # already gone (edited by hand)
-                    pass
-            obj.shape_key_remove(key)
+        mesh_data.free_baked_keys(obj)
         obj.collision_response.enabled = True
-        handlers.update_object(obj, context.scene)
+        simulation.update_object(obj, context.scene)
         return {"FINISHED"}
 
 

@@ -4,9 +4,8 @@ from typing import cast
 
 import bpy
 
-from ..blender import curves, simulation
+from ..blender import curves, mesh_data, simulation
 from ..blender.presets import COLLISION_RESPONSE_MT_presets
-from ..operators import is_baked
 
 
 class SidebarPanel(bpy.types.Panel):
@@ -53,7 +52,7 @@ class VIEW3D_PT_collision_response(SidebarPanel):
         except simulation.Unusable as problem:
             layout.label(text=str(problem), icon="ERROR")
             return
-        if is_baked(obj):
+        if mesh_data.is_baked(obj):
             layout.label(text="Baked to shape keys", icon="CHECKMARK")
             layout.operator("object.collision_response_free_bake")
             return

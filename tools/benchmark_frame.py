@@ -76,7 +76,7 @@ def frame_times(
 
     scene, grid, _ = scene_with(subdivisions, rigged, away, rippled)
     addon = next(name for name in bpy.context.preferences.addons.keys() if name.endswith("collision_response"))
-    handlers, simulation = import_module(addon + ".blender.handlers"), import_module(addon + ".blender.simulation")
+    guard, simulation = import_module(addon + ".blender.guard"), import_module(addon + ".blender.simulation")
     for obj in bpy.context.view_layer.objects:
         obj.select_set(obj.type == "MESH")  # the grid and the ball (not the rig)
     bpy.context.view_layer.objects.active = grid
@@ -86,10 +86,10 @@ def frame_times(
         bpy.ops.script.execute_preset(filepath=path, menu_idname="COLLISION_RESPONSE_MT_presets")
     timings = []
     for frame in range(2, last + 1):
-        with handlers._busy_moving_frames():  # the handler stays out: the ball moves, nothing else
+        with guard.busy():  # the handler stays out: the ball moves, nothing else
             scene.frame_set(frame)
         start = time.perf_counter()
-        handlers.update_object(grid, scene)  # one step, from the frame before
+        simulation.update_object(grid, scene)  # one step, from the frame before
         timings.append(time.perf_counter() - start)
         assert simulation.get(grid).head == frame
     return timings, len(grid.data.vertices), simulation.get(grid).surface.hierarchy.sizes

@@ -5,17 +5,10 @@ from dataclasses import dataclass
 import bpy
 import numpy as np
 
+from ..posed import deformed_by_parent
+
 #: Colliders whose object matrix is this close to singular are ignored (zero scale).
 SINGULAR = 1e-12
-
-
-#: Parent types that deform an object like a modifier (Blender adds a virtual one).
-DEFORMING_PARENTS = frozenset({"ARMATURE", "LATTICE"})
-
-
-def deformed_by_parent(obj) -> bool:
-    """An armature or lattice parent deforms like a modifier, without being listed as one."""
-    return obj.parent is not None and obj.parent_type in DEFORMING_PARENTS
 
 
 @dataclass

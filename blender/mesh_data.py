@@ -1,0 +1,157 @@
+"""The mesh's own data: what the response reads of it (the Basis shape, the topology, vertex
+group weights) and the shape keys it writes. The only module that writes shape keys: the
+live "Collision Response" key and the baked "Collision Response 0012" keys.
+
+Basis and every other shape key are left as they are.
+"""
+
+import bpy
+import numpy as np
+
+from . import guard
+
+SHAPE_KEY = "Collision Response"
+BAKED_PREFIX = "Collision Response "  # baked keys: "Collision Response 0012"
+
+_written: dict[str, np.ndarray] = {}  # by object name: the positions its response key holds
+
+
+def is_baked_key(name: str) -> bool:
+    return name.startswith(BAKED_PREFIX) and name[len(BAKED_PREFIX) :].isdigit()
+
+
+def is_own_key(name: str) -> bool:
+    """The live response key, or a baked one."""
+    return name == SHAPE_KEY or is_baked_key(name)
+
+
+# -- reading ------------------------------------------------------------------------------------
+
+
+def rest_positions(obj) -> np.ndarray:
+    """The Basis shape (the mesh itself when it has no shape keys), (n, 3) float32."""
+    mesh = obj.data
+    positions = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
+    keys = mesh.shape_keys
+    if keys is not None and keys.reference_key is not None:
+        keys.reference_key.points.foreach_get("co", positions)
+    else:
+        mesh.vertices.foreach_get("co", positions)
+    return positions.reshape(-1, 3)
+
+
+def topology(mesh) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Each face's vertices in winding order (Blender's loops), the corners per face and the
+    edges (e, 2)."""
+    corners = np.empty(len(mesh.loops), dtype=np.int64)
+    mesh.loops.foreach_get("vertex_index", corners)
+    sizes = np.empty(len(mesh.polygons), dtype=np.int64)
+    mesh.polygons.foreach_get("loop_total", sizes)
+    edges = np.empty(len(mesh.edges) * 2, dtype=np.int64)
+    mesh.edges.foreach_get("vertices", edges)
+    return corners, sizes, edges.reshape(-1, 2)
+
+
+def group_weights(obj, group) -> np.ndarray:
+    """Each vertex's weight in the vertex group ``group``, (n,); as with Blender's modifiers,
+    a vertex not in the group has weight 0."""
+    mesh = obj.data
+    weights = np.zeros(len(mesh.vertices))
+    for vertex in mesh.vertices:  # only at set-up: vertex groups have no bulk reader
+        for element in vertex.groups:
+            if element.group == group.index:
+                weights[vertex.index] = element.weight
+    return weights
+
+
+# -- the live response key ----------------------------------------------------------------------
+
+
+def holds(obj, positions: np.ndarray) -> bool:
+    """Whether the response key holds ``positions`` (this very array) already."""
+    return _written.get(obj.name) is positions
+
+
+def forget_written() -> None:
+    """Forget what every response key holds (a file was loaded, the add-on stops)."""
+    _written.clear()
+
+
+def write_shape_key(obj, positions: np.ndarray) -> None:
+    """Put ``positions`` in the "Collision Response" shape key (relative to Basis, value 1).
+    Basis and every other shape key are left as they are."""
+    mesh = obj.data
+    with guard.busy():
+        if mesh.shape_keys is None:
+            obj.shape_key_add(name="Basis", from_mix=False)
+        key = mesh.shape_keys.key_blocks.get(SHAPE_KEY)
+        if key is None:
+            key = obj.shape_key_add(name=SHAPE_KEY, from_mix=False)
+            key.value = 1.0
+        # ShapeKey.points: the bulk accessor (the per-point "data" costs 100 x more).
+        key.points.foreach_set("co", np.ascontiguousarray(positions, dtype=np.float32).ravel())
+        mesh.update()
+        _written[obj.name] = positions
+
+
+def remove_shape_key(obj) -> None:
+    """Remove the "Collision Response" shape key: the mesh is as it was."""
+    _written.pop(obj.name, None)
+    keys = obj.data.shape_keys
+    if keys is None or SHAPE_KEY not in keys.key_blocks:
+        return
+    with guard.busy():
+        obj.shape_key_remove(keys.key_blocks[SHAPE_KEY])
+
+
+# -- baked keys ---------------------------------------------------------------------------------
+
+
+def baked_keys(obj) -> list:
+    keys = obj.data.shape_keys
+    if keys is None:
+        return []
+    return [k for k in keys.key_blocks if is_baked_key(k.name)]
+
+
+def is_baked(obj) -> bool:
+    return bool(baked_keys(obj))
+
+
+def add_baked_key(obj, frame: int, positions: np.ndarray) -> bpy.types.ShapeKey:
+    """A baked key holding ``positions`` for ``frame`` (not keyed yet: see ``key_baked``)."""
+    key = obj.shape_key_add(name=f"{BAKED_PREFIX}{frame:04d}", from_mix=False)
+    key.points.foreach_set("co", positions.ravel())
+    return key
+
+
+def key_baked(baked: list[tuple[int, bpy.types.ShapeKey]], edit: bpy.types.PreferencesEdit) -> None:
+    """Key each baked key full on its frame only: constant keys at frame - 1, frame, + 1
+    (``edit``: the preferences whose new-keyframe interpolation is borrowed meanwhile)."""
+    interpolation = edit.keyframe_new_interpolation_type
+    edit.keyframe_new_interpolation_type = "CONSTANT"
+    try:
+        for frame, key in baked:
+            for at, value in ((frame - 1, 0.0), (frame, 1.0), (frame + 1, 0.0)):
+                key.value = value
+                key.keyframe_insert("value", frame=at)
+    finally:
+        edit.keyframe_new_interpolation_type = interpolation
+
+
+def remove_keys(obj, keys: list[bpy.types.ShapeKey]) -> None:
+    """Remove ``keys`` (baked ones, before they were keyed: a cancelled bake)."""
+    for key in keys:
+        obj.shape_key_remove(key)
+
+
+def free_baked_keys(obj) -> None:
+    """Remove every baked key and its keyframes."""
+    for key in baked_keys(obj):
+        frame = int(key.name[len(BAKED_PREFIX) :])
+        for at in (frame - 1, frame, frame + 1):
+            try:
+                key.keyframe_delete("value", frame=at)
+            except RuntimeError:  # already gone (edited by hand)
+                pass
+        obj.shape_key_remove(key)
