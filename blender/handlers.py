@@ -14,11 +14,16 @@ def enabled_objects(scene):
 
 
 @bpy.app.handlers.persistent
-def on_frame_change(scene, depsgraph=None) -> None:
+def on_frame_change(scene, depsgraph) -> None:
     if guard.is_busy():
         return
+    if depsgraph.mode != "VIEWPORT":
+        # A render hands its own depsgraph, which does not evaluate the ray-cast helpers
+        # (hidden from render): frames not yet played are simulated in the view layer's
+        # depsgraph, as in playback.
+        depsgraph = bpy.context.evaluated_depsgraph_get()
     for obj in enabled_objects(scene):
-        simulation.update_object(obj, scene)
+        simulation.update_object(obj, scene, depsgraph)
 
 
 @bpy.app.handlers.persistent

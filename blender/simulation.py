@@ -30,14 +30,12 @@ class Simulation:
     obj_name: str
     surface: Surface
     query: CollisionQuery
-    normals: VertexNormals  # of the mesh's vertices, at any positions
     fingerprint: tuple
     start: int
     head: int  # last simulated frame
     frames: dict[int, np.ndarray] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)  # about the mesh, from when it was built
     messages: list[str] = field(default_factory=list)  # about the colliders, from the last step
-    last_normals: tuple = ()  # (positions, indices, their normals) of the last query
 
 
 class Unusable(Exception):
@@ -133,19 +131,19 @@ def _build(obj, scene) -> Simulation:
     coefficients.maps = _behaviour_maps(obj)
     surface = Surface(hierarchy, rest, coefficients)
     start = settings.start_frame
-    query = CollisionQuery(scene, obj.name)
-    normals = VertexNormals(len(rest), *topology[:2])
-    simulation = Simulation(obj.name, surface, query, normals, fingerprint(obj, level_count), start, start - 1)
+    query = CollisionQuery(scene, obj.name, VertexNormals(len(rest), *topology[:2]))
+    simulation = Simulation(obj.name, surface, query, fingerprint(obj, level_count), start, start - 1)
     if len(rest) > LARGE_MESH:
         simulation.warnings.append(f"'{obj.name}' has {len(rest):,} vertices: the response will be slow")
     return simulation
 
 
-def update_object(obj, scene) -> list[str]:
-    """Show ``obj``'s response at the scene's frame. Returns messages (empty when fine)."""
+def update_object(obj, scene, depsgraph: bpy.types.Depsgraph) -> list[str]:
+    """Show ``obj``'s response at the scene's frame, simulated in ``depsgraph`` (the view
+    layer's evaluated one). Returns messages (empty when fine)."""
     with guard.busy():
         try:
-            positions = positions_at(obj, scene, scene.frame_current)
+            positions = positions_at(obj, scene, scene.frame_current, depsgraph)
         except Unusable as problem:
             return [str(problem)]
         mesh_data.write_shape_key(obj, positions)
@@ -153,9 +151,11 @@ def update_object(obj, scene) -> list[str]:
     return state.warnings + state.messages if state else []
 
 
-def positions_at(obj, scene, frame: int) -> np.ndarray:
+def positions_at(obj, scene, frame: int, depsgraph: bpy.types.Depsgraph) -> np.ndarray:
     """The mesh's response at ``frame`` (object space, (n, 3) float32), simulating forward
-    from the head when needed (bringing the scene to each frame between in turn)."""
+    from the head when needed (bringing the scene to each frame between in turn).
+    ``depsgraph``: the view layer's evaluated one; ``scene.frame_set`` evaluates that same
+    depsgraph at each frame, so it stays the one to read."""
     simulation = _simulations.get(obj.name)
     if simulation is not None:
         level_count = len(simulation.surface.hierarchy.sizes)
@@ -169,7 +169,7 @@ def positions_at(obj, scene, frame: int) -> np.ndarray:
     if frame in simulation.frames:
         return simulation.frames[frame]
     for current in _frames_in_scene(scene, simulation.head + 1, frame):
-        _step(obj, simulation, scene, current)
+        _step(obj, simulation, scene, current, depsgraph)
     return simulation.frames[frame]
 
 
@@ -185,12 +185,11 @@ def _frames_in_scene(scene, first: int, last: int):
         scene.frame_set(original)
 
 
-def _step(obj, simulation: Simulation, scene, frame: int) -> None:
+def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.Depsgraph) -> None:
     settings = obj.collision_response
     surface = simulation.surface
     on_posed = posed.is_posed(obj)
     if on_posed:  # the query works on the surface as posed, the solver in rest space
-        depsgraph = bpy.context.evaluated_depsgraph_get()
         held = simulation.frames.get(simulation.head)
         _show(obj, surface.positions if held is None else held)
         try:
@@ -203,10 +202,11 @@ def _step(obj, simulation: Simulation, scene, frame: int) -> None:
     contact = simulation.query.displacements(
         obj,
         positions,
-        lambda index: _normals_at(simulation, positions, index),
+        None,  # the query makes the normals it needs from the mesh's own
         colliders(obj),
         friction=settings.friction,
         standoff=settings.standoff,
+        depsgraph=depsgraph,
     )
     simulation.messages = contact.messages
     displacement = contact.displacement
@@ -217,17 +217,6 @@ def _step(obj, simulation: Simulation, scene, frame: int) -> None:
     # The start frame itself is the rest shape; an idle step leaves the positions read above.
     simulation.frames[frame] = surface.positions if moved or on_posed else positions
     simulation.head = frame
-
-
-def _normals_at(simulation: Simulation, positions: np.ndarray, index: np.ndarray) -> np.ndarray:
-    """The normals of vertices ``index`` at ``positions``, made again only when either has
-    changed since the last query: a press held still makes none."""
-    last = simulation.last_normals
-    if last and np.array_equal(last[1], index) and np.array_equal(last[0], positions):
-        return last[2]
-    normals = simulation.normals(positions, index)
-    simulation.last_normals = (positions, index, normals)
-    return normals
 
 
 def _show(obj, positions: np.ndarray) -> None:

@@ -49,7 +49,7 @@ class OBJECT_OT_collision_response_enable(bpy.types.Operator):
         # A first, gentle response: the finer the level the more it absorbs, none at level 0.
         curves.ensure_curves(settings, count, defaults={"absorption": np.linspace(0.0, 0.5, count)})
         settings.enabled = True
-        messages = simulation.update_object(obj, context.scene)
+        messages = simulation.update_object(obj, context.scene, context.evaluated_depsgraph_get())
         for message in messages:
             self.report({"WARNING"}, message)
         return {"FINISHED"}
@@ -163,11 +163,12 @@ class OBJECT_OT_collision_response_bake(bpy.types.Operator):
             return False
         return True
 
-    def _bake_frame(self) -> str | None:
+    def _bake_frame(self, context) -> str | None:
         """Bake one frame; a message when the object cannot respond there."""
         self.scene.frame_set(self.frame)  # the handler simulates and shows this frame
+        depsgraph = context.evaluated_depsgraph_get()
         try:
-            positions = simulation.positions_at(self.obj, self.scene, self.frame)
+            positions = simulation.positions_at(self.obj, self.scene, self.frame, depsgraph)
         except simulation.Unusable as problem:
             return str(problem)
         self.baked.append((self.frame, mesh_data.add_baked_key(self.obj, self.frame, positions)))
@@ -196,7 +197,7 @@ class OBJECT_OT_collision_response_bake(bpy.types.Operator):
         if not self._start(context):
             return {"CANCELLED"}
         while self.frame <= self.last:
-            problem = self._bake_frame()
+            problem = self._bake_frame(context)
             if problem is not None:
                 return self._cancel(problem)
         return self._finish(context)
@@ -215,7 +216,7 @@ class OBJECT_OT_collision_response_bake(bpy.types.Operator):
             return self._cancel()
         if event.type != "TIMER":
             return {"PASS_THROUGH"}
-        problem = self._bake_frame()
+        problem = self._bake_frame(context)
         if problem is not None:
             self._end_modal(context)
             return self._cancel(problem)
@@ -250,7 +251,7 @@ class OBJECT_OT_collision_response_free_bake(bpy.types.Operator):
         obj = context.active_object
         mesh_data.free_baked_keys(obj)
         obj.collision_response.enabled = True
-        simulation.update_object(obj, context.scene)
+        simulation.update_object(obj, context.scene, context.evaluated_depsgraph_get())
         return {"FINISHED"}
 
 

@@ -88,8 +88,9 @@ def frame_times(
     for frame in range(2, last + 1):
         with guard.busy():  # the handler stays out: the ball moves, nothing else
             scene.frame_set(frame)
+        depsgraph = bpy.context.evaluated_depsgraph_get()
         start = time.perf_counter()
-        simulation.update_object(grid, scene)  # one step, from the frame before
+        simulation.update_object(grid, scene, depsgraph)  # one step, from the frame before
         timings.append(time.perf_counter() - start)
         assert simulation.get(grid).head == frame
     return timings, len(grid.data.vertices), simulation.get(grid).surface.hierarchy.sizes

@@ -16,12 +16,16 @@ face, the plane of that face answers until the vertex moves away (most of a held
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 import bpy
 import numpy as np
 
 from .colliders import Collider, carried_box, usable_colliders
 from .raycast import RayCaster
+
+if TYPE_CHECKING:  # the query takes it ready-made: this package imports nothing of core
+    from ...core import VertexNormals
 
 #: Vertices within this fraction of a collider's size outside it are touching it.
 TOUCH_TOLERANCE = 1e-4
@@ -39,10 +43,16 @@ class Contact:
 
 class CollisionQuery:
     """Per-mesh query state: the side each vertex is pressed from, and last positions of the
-    colliders for their motion. One per deformable mesh."""
+    colliders for their motion. One per deformable mesh.
 
-    def __init__(self, scene: bpy.types.Scene, owner: str = ""):
+    ``normals``, when given, makes the mesh's vertex normals (``core.VertexNormals`` of its
+    topology): the query then finds the normals of the vertices it needs itself.
+    """
+
+    def __init__(self, scene: bpy.types.Scene, owner: str = "", normals: "VertexNormals | None" = None):
         self.caster = RayCaster(scene, owner)
+        self._vertex_normals = normals
+        self._last_normals: tuple = ()  # (positions, indices, their normals) of the last query
         self.side = np.zeros(0, dtype=np.int8)  # +1: pushed against its normal, -1: along it
         # The outward normal (world) of the collider face each vertex was last pushed out
         # through, nan where none: the way out while the contact lasts.
@@ -54,20 +64,24 @@ class CollisionQuery:
         self,
         deformable: bpy.types.Object,
         positions: np.ndarray,
-        normals: np.ndarray | Callable[[np.ndarray], np.ndarray],
+        normals: np.ndarray | Callable[[np.ndarray], np.ndarray] | None,
         candidates,
         friction: float = 0.0,
         standoff: float = 0.0,
+        depsgraph: bpy.types.Depsgraph | None = None,
     ) -> Contact:
         """The vectors for ``positions`` (n, 3) with unit ``normals`` (n, 3), object space.
         ``normals`` may be a function giving the normals (m, 3) of the vertices whose indices
-        (m,) it is given: it is called only for vertices near a collider whose push no
-        contact's normal steers already."""
+        (m,) it is given, or None for the query's own vertex normals: either is asked only
+        for vertices near a collider whose push no contact's normal steers already.
+        ``depsgraph``: the evaluated one the colliders are read from (the add-on passes the
+        one its frame-change handler was given); by default the context's."""
         count = positions.shape[0]
         if self.side.shape != (count,):
             self.side = np.zeros(count, dtype=np.int8)
             self.contact = np.full((count, 3), np.nan)
-        depsgraph = bpy.context.evaluated_depsgraph_get()
+        if depsgraph is None:  # a script's call: no handler hands one down
+            depsgraph = bpy.context.evaluated_depsgraph_get()
         colliders, messages = usable_colliders(deformable, candidates, depsgraph)
         contact = Contact(np.zeros((count, 3), dtype=np.float32), np.zeros(count, dtype=bool), messages)
         matrix = np.array(deformable.matrix_world, dtype=np.float64)
@@ -87,7 +101,10 @@ class CollisionQuery:
         unsteered = np.flatnonzero(~np.isfinite(self.contact[queried]).all(axis=1))
         if unsteered.size:
             index = queried[unsteered]
-            near_normals = normals(index) if callable(normals) else normals[index]
+            if normals is None:
+                near_normals = self._normals_at(positions, index)
+            else:
+                near_normals = normals(index) if callable(normals) else normals[index]
             normal_world[unsteered] = _unit(near_normals @ inverse[:3, :3])  # normals: the inverse transpose
         # A held press: vertices resting on rigid colliders that have not moved (nor the mesh)
         # keep resting, without a ray, while the plane they rest on says so.
@@ -112,7 +129,7 @@ class CollisionQuery:
         if queried.size:
             motion = [points @ move[:3, :3].T + move[:3, 3] - points for move in moves]
             push_world, touching, planes = self._push(
-                colliders, points, normal_world, motion, queried, friction, standoff
+                colliders, points, normal_world, motion, queried, friction, standoff, depsgraph
             )
             target = points + push_world
             local = target @ inverse[:3, :3].T + inverse[:3, 3]
@@ -124,6 +141,18 @@ class CollisionQuery:
         # a plane it rests on), and those are few.
         self._forget(np.flatnonzero(~near & (self.side != 0)))
         return contact
+
+    def _normals_at(self, positions: np.ndarray, index: np.ndarray) -> np.ndarray:
+        """The vertex normals of vertices ``index`` at ``positions``, made again only when
+        either has changed since the last query: a press held still makes none."""
+        if self._vertex_normals is None:
+            raise ValueError("no normals given, and the query was made without the mesh's vertex normals")
+        last = self._last_normals
+        if last and np.array_equal(last[1], index) and np.array_equal(last[0], positions):
+            return last[2]
+        normals = self._vertex_normals(positions, index)
+        self._last_normals = (positions, index, normals)
+        return normals
 
     def _forget(self, which: np.ndarray) -> None:
         """Vertices ``which`` are out of contact: no side, no contact normal, not resting."""
@@ -143,7 +172,7 @@ class CollisionQuery:
             moves.append(now @ np.linalg.inv(before))
         return moves
 
-    def _cast(self, objects, points, directions, flip, forward, backward, ahead, behind) -> None:
+    def _cast(self, depsgraph, objects, points, directions, flip, forward, backward, ahead, behind) -> None:
         """One evaluation: rays ahead for the ``forward`` vertices and behind for the
         ``backward`` ones (masks), written into ``ahead`` and ``behind``: each a pair of
         signed distances (k, m) and outward face normals (k, m, 3)."""
@@ -152,12 +181,12 @@ class CollisionQuery:
             return
         origins = np.concatenate([points[f], points[b]])
         rays = np.concatenate([directions[:, f], -directions[:, b]], axis=1)
-        signed, normals = self.caster.cast(objects, origins, rays)
+        signed, normals = self.caster.cast(objects, origins, rays, depsgraph)
         signed, normals = signed * flip, normals * flip[:, :, None]
         ahead[0][:, f], behind[0][:, b] = signed[:, : f.size], signed[:, f.size :]
         ahead[1][:, f], behind[1][:, b] = normals[:, : f.size], normals[:, f.size :]
 
-    def _push(self, colliders, points, normals, motions, queried, friction, standoff):
+    def _push(self, colliders, points, normals, motions, queried, friction, standoff, depsgraph):
         """World-space push vectors and touching flags for the queried vertices, and the
         plane each touching one rests on (a point and the outward normal, (t, 3) each)."""
         side = self.side[queried]
@@ -184,13 +213,13 @@ class CollisionQuery:
         for motion, direction in zip(motions, directions, strict=True):
             advancing |= np.einsum("ij,ij->i", motion, direction) > 0
         back_first = was_in_contact & ~advancing
-        self._cast(objects, points, directions, flip, ~back_first, back_first, ahead_hits, behind_hits)
+        self._cast(depsgraph, objects, points, directions, flip, ~back_first, back_first, ahead_hits, behind_hits)
         # The other ray only where the first left the answer open: the way out of an inside
         # vertex found from behind; the gap of an outside vertex that was in contact (or, with
         # a standoff, of any): a vertex never in contact has no offsets to keep.
         need_ahead = back_first & (behind_hits[0] > 0).any(axis=0)
         need_gap = ~back_first & ~(ahead_hits[0] > 0).any(axis=0) & (was_in_contact | (standoff > 0))
-        self._cast(objects, points, directions, flip, need_ahead, need_gap, ahead_hits, behind_hits)
+        self._cast(depsgraph, objects, points, directions, flip, need_ahead, need_gap, ahead_hits, behind_hits)
         ahead, behind = ahead_hits[0], behind_hits[0]
         inside = ahead > 0
         length = np.where(inside, ahead + standoff, 0.0)

@@ -19,8 +19,8 @@ MISS = -1e30
 class RayCaster:
     """Casts rays from points against a list of collider objects (world space).
 
-    ``cast(colliders, origins, directions)``: signed distances to the first face hit, and
-    that face's normal.
+    ``cast(colliders, origins, directions, depsgraph)``: signed distances to the first face
+    hit, and that face's normal.
     """
 
     def __init__(self, scene: bpy.types.Scene, owner: str = ""):
@@ -120,13 +120,18 @@ class RayCaster:
     # -- casting --------------------------------------------------------------------------------
 
     def cast(
-        self, colliders: list[bpy.types.Object], origins: np.ndarray, directions: np.ndarray
+        self,
+        colliders: list[bpy.types.Object],
+        origins: np.ndarray,
+        directions: np.ndarray,
+        depsgraph: bpy.types.Depsgraph,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Signed distances (k, n) from ``origins`` (n, 3) along ``directions`` (k, n, 3), one
         direction set per collider, to the first face of that collider: positive where the
         face faces along the ray (the ray leaves the volume there), negative where it faces
         against it (the ray enters), ``nan`` where nothing is hit. And that face's normal as
-        the mesh has it (k, n, 3), world space, ``nan`` where nothing is hit."""
+        the mesh has it (k, n, 3), world space, ``nan`` where nothing is hit. ``depsgraph``:
+        the evaluated one, which evaluates the helper."""
         count, k = origins.shape[0], len(colliders)
         signed = np.full((k, count), np.nan, dtype=np.float32)
         normals = np.full((k, count, 3), np.nan, dtype=np.float32)
@@ -145,7 +150,6 @@ class RayCaster:
         positions = np.ascontiguousarray(origins, dtype=np.float32).ravel()
         mesh.attributes["position"].data.foreach_set("vector", positions)
         mesh.update()
-        depsgraph = bpy.context.evaluated_depsgraph_get()
         depsgraph.update()
         evaluated = cast(bpy.types.Mesh, obj.evaluated_get(depsgraph).data)
         values = np.empty((count, 4), dtype=np.float32)

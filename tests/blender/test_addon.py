@@ -278,6 +278,36 @@ def test_an_animation_render_shows_what_playback_shows(scene, tmp_path):
         np.testing.assert_allclose(positions, live[frame], atol=1e-6)
 
 
+def test_a_render_of_frames_never_played_simulates_them_as_playback_does(scene, tmp_path):
+    """The render hands the frame-change handler a depsgraph of its own: the frames it reaches
+    first are still simulated (in the view layer's), to the same shapes as playback."""
+    scene, grid, _ = scene
+    bpy.ops.object.collision_response_enable()
+    seen = {}
+
+    def remember(render_scene, *_):
+        seen[render_scene.frame_current] = response(grid).copy()
+
+    bpy.ops.object.camera_add(location=(0, -4, 3), rotation=(0.9, 0, 0))
+    scene.camera = bpy.context.active_object
+    bpy.app.handlers.render_post.append(remember)
+    try:
+        scene.render.engine = "CYCLES"
+        scene.cycles.samples = 1
+        scene.render.resolution_x, scene.render.resolution_y = 32, 32
+        scene.frame_start, scene.frame_end = 14, 16
+        scene.render.filepath = str(tmp_path / "frame_")
+        bpy.ops.render.render(animation=True)
+    finally:
+        bpy.app.handlers.render_post.remove(remember)
+    grid.collision_response.friction = 0.0  # restarts: playback simulates afresh
+    scene.frame_set(1)
+    live = play(scene, range(1, 17))
+    assert sorted(seen) == [14, 15, 16] and live[16][:, 2].min() < -0.05
+    for frame, positions in seen.items():
+        np.testing.assert_array_equal(positions, live[frame])
+
+
 def test_a_linked_mesh_is_reported_not_written(scene, tmp_path):
     library = str(tmp_path / "library.blend")
     bpy.ops.wm.save_as_mainfile(filepath=library)
