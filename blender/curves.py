@@ -4,10 +4,15 @@ the same thing. Blender's curve widget needs an owner that Python properties can
 the curves live in Float Curve nodes of a small node group the settings point to.
 """
 
+from typing import TYPE_CHECKING, cast
+
 import bpy
 import numpy as np
 
 from ..core import LevelSettings
+
+if TYPE_CHECKING:  # properties.py imports this module
+    from .properties import COLLISION_RESPONSE_PG_settings as Settings
 
 #: name: (label in the sidebar, lowest, highest, default). Time to rest at its highest
 #: and yield limit at 1 mean "never": perfectly plastic recovery, perfectly elastic yield.
@@ -24,11 +29,12 @@ def level_positions(levels: int) -> np.ndarray:
     return np.linspace(0.0, 1.0, levels) if levels > 1 else np.array([0.0, 1.0])
 
 
-def ensure_curves(settings, levels: int, defaults: dict | None = None) -> bpy.types.NodeTree:
+def ensure_curves(settings: "Settings", levels: int, defaults: dict | None = None) -> bpy.types.NodeTree:
     """The node group holding the curves, with one point per level (created or resampled)."""
     tree = settings.curves
     if tree is None:
-        tree = bpy.data.node_groups.new(".Collision Response Curves", "ShaderNodeTree")
+        # The stubs say new() may give None; for a known tree type it never does.
+        tree = cast(bpy.types.NodeTree, bpy.data.node_groups.new(".Collision Response Curves", "ShaderNodeTree"))
         settings.curves = tree
     for name, (label, low, high, default) in CURVES.items():
         node = tree.nodes.get(name)
@@ -69,7 +75,7 @@ def curve_values(node, levels: int) -> np.ndarray:
     return np.array([mapping.evaluate(curve, float(x)) for x in xs])
 
 
-def level_settings(settings, levels: int, size: float) -> LevelSettings:
+def level_settings(settings: "Settings", levels: int, size: float) -> LevelSettings:
     """The solver's coefficients from the curves. ``size`` scales the yield limit (a
     fraction of the object's size: 1 is never, 0 is clay)."""
     tree = ensure_curves(settings, levels)
@@ -87,7 +93,7 @@ def level_settings(settings, levels: int, size: float) -> LevelSettings:
     )
 
 
-def curve_fingerprint(settings, levels: int) -> tuple:
+def curve_fingerprint(settings: "Settings", levels: int) -> tuple:
     """What the curves say now, to notice a change (the widget has no update callback)."""
     tree = settings.curves
     if tree is None:
@@ -100,7 +106,7 @@ def _point_count(tree) -> int:
     return len(tree.nodes[next(iter(CURVES))].mapping.curves[0].points)
 
 
-def profiles(settings) -> dict[str, list[float]]:
+def profiles(settings: "Settings") -> dict[str, list[float]]:
     """Every curve's value per level, coarse to fine."""
     tree = settings.curves
     if tree is None:
@@ -109,7 +115,7 @@ def profiles(settings) -> dict[str, list[float]]:
     return {name: [round(float(v), 6) for v in curve_values(tree.nodes[name], count)] for name in CURVES}
 
 
-def set_profiles(settings, values: dict) -> None:
+def set_profiles(settings: "Settings", values: dict) -> None:
     """Set the curves from ``values`` (name -> values coarse to fine, any count): each list
     is resampled (linearly) to this mesh's number of levels. The simulation notices the new
     curves by its fingerprint and restarts."""

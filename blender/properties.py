@@ -21,7 +21,7 @@ def _changed(settings, context) -> None:
 
 
 class COLLISION_RESPONSE_PG_collider(bpy.types.PropertyGroup):
-    obj: PointerProperty(name="Collider", type=bpy.types.Object, update=_changed)  # type: ignore[valid-type]
+    obj: PointerProperty(name="Collider", type=bpy.types.Object, update=_changed)
 
 
 class COLLISION_RESPONSE_PG_settings(bpy.types.PropertyGroup):
@@ -37,18 +37,18 @@ class COLLISION_RESPONSE_PG_settings(bpy.types.PropertyGroup):
         """Set curves from values per level, resampled to this mesh's number of levels."""
         curves.set_profiles(self, values)
 
-    enabled: BoolProperty(  # type: ignore[valid-type]
+    enabled: BoolProperty(
         name="Enabled", description="Respond to the colliders during playback", default=False, update=_changed
     )
-    collider_collection: PointerProperty(  # type: ignore[valid-type]
+    collider_collection: PointerProperty(
         name="Collection", description="Every object in it is a collider", type=bpy.types.Collection, update=_changed
     )
-    colliders: CollectionProperty(type=COLLISION_RESPONSE_PG_collider)  # type: ignore[valid-type]
-    active_collider: IntProperty(default=0)  # type: ignore[valid-type]
-    start_frame: IntProperty(  # type: ignore[valid-type]
+    colliders: CollectionProperty(type=COLLISION_RESPONSE_PG_collider)
+    active_collider: IntProperty(default=0)
+    start_frame: IntProperty(
         name="Start Frame", description="The response starts from rest at this frame", default=1, update=_changed
     )
-    friction: FloatProperty(  # type: ignore[valid-type]
+    friction: FloatProperty(
         name="Friction",
         description="0: pushed straight out of the collider (the surface slides around it); "
         "1: along the collider's motion",
@@ -58,7 +58,7 @@ class COLLISION_RESPONSE_PG_settings(bpy.types.PropertyGroup):
         subtype="FACTOR",
         update=_changed,
     )
-    standoff: FloatProperty(  # type: ignore[valid-type]
+    standoff: FloatProperty(
         name="Standoff",
         description="Gap the surface keeps from the colliders",
         min=0.0,
@@ -66,10 +66,10 @@ class COLLISION_RESPONSE_PG_settings(bpy.types.PropertyGroup):
         subtype="DISTANCE",
         update=_changed,
     )
-    substeps: IntProperty(  # type: ignore[valid-type]
+    substeps: IntProperty(
         name="Sub-steps", description="Solver steps per frame", min=1, max=16, default=1, update=_changed
     )
-    restriction: EnumProperty(  # type: ignore[valid-type]
+    restriction: EnumProperty(
         name="Spread",
         description="How a push reaches the coarse levels",
         items=[
@@ -80,24 +80,24 @@ class COLLISION_RESPONSE_PG_settings(bpy.types.PropertyGroup):
         default="max",
         update=_changed,
     )
-    prolongation: EnumProperty(  # type: ignore[valid-type]
+    prolongation: EnumProperty(
         name="Interpolation",
         description="How coarse levels carry the finer ones (cubic needs a grid mesh)",
         items=[("linear", "Linear", ""), ("cubic", "Cubic", "")],
         default="linear",
         update=_changed,
     )
-    curves: PointerProperty(type=bpy.types.NodeTree)  # type: ignore[valid-type]
-    absorption_group: StringProperty(  # type: ignore[valid-type]
+    curves: PointerProperty(type=bpy.types.NodeTree)
+    absorption_group: StringProperty(
         name="Absorption Map", description="Vertex group scaling the absorption", update=_changed
     )
-    response_time_group: StringProperty(  # type: ignore[valid-type]
+    response_time_group: StringProperty(
         name="Damping Map", description="Vertex group scaling the speed of response", update=_changed
     )
-    time_to_rest_group: StringProperty(  # type: ignore[valid-type]
+    time_to_rest_group: StringProperty(
         name="Recovery Map", description="Vertex group scaling the speed of recovery", update=_changed
     )
-    yield_limit_group: StringProperty(  # type: ignore[valid-type]
+    yield_limit_group: StringProperty(
         name="Yield Map", description="Vertex group scaling the yield limit", update=_changed
     )
 

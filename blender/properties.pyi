@@ -1,0 +1,34 @@
+# What the property groups hold, as plain types: Blender turns each annotation of
+# properties.py (a bpy.props call) into a value of this type on every instance.
+import bpy
+
+from ..core.grid import Prolongation, Restriction
+
+class COLLISION_RESPONSE_PG_collider(bpy.types.PropertyGroup):
+    obj: bpy.types.Object | None
+
+class COLLISION_RESPONSE_PG_settings(bpy.types.PropertyGroup):
+    @property
+    def profiles(self) -> dict[str, list[float]]: ...
+    @profiles.setter
+    def profiles(self, values: dict) -> None: ...
+    enabled: bool
+    collider_collection: bpy.types.Collection | None
+    colliders: bpy.types.bpy_prop_collection_idprop[COLLISION_RESPONSE_PG_collider]
+    active_collider: int
+    start_frame: int
+    friction: float
+    standoff: float
+    substeps: int
+    restriction: Restriction  # the enum's identifiers are the solver's names
+    prolongation: Prolongation
+    curves: bpy.types.NodeTree | None
+    absorption_group: str
+    response_time_group: str
+    time_to_rest_group: str
+    yield_limit_group: str
+
+classes: tuple[type[bpy.types.PropertyGroup], ...]
+
+def register() -> None: ...
+def unregister() -> None: ...
