@@ -1,4 +1,4 @@
-"""The invariants of ALGORITHM.md on arbitrary Blender topology: spheres, the monkey, a torus,
+"""The invariants of docs/method.md on arbitrary Blender topology: spheres, the monkey, a torus,
 two islands, n-gons and an open cylinder (the meshes come from Blender's own primitives)."""
 
 import itertools

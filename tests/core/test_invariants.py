@@ -1,4 +1,4 @@
-"""The ten invariants of ALGORITHM.md, on flat and bumpy grids up to 129 x 129."""
+"""The ten invariants of docs/method.md, on flat and bumpy grids up to 129 x 129."""
 
 import copy
 
