@@ -249,6 +249,23 @@ def test_a_behaviour_map_freezes_the_unpainted_half(scene):
     assert shapes[30][x > 0.02, 2].min() < -0.05  # the painted half dented
 
 
+def render_animation(scene, first: int, last: int, remember, folder) -> None:
+    """Render frames ``first`` to ``last`` as an animation (Cycles, one sample, 32 x 32, from
+    a new camera), with ``remember(scene)`` called after each frame is rendered."""
+    bpy.ops.object.camera_add(location=(0, -4, 3), rotation=(0.9, 0, 0))
+    scene.camera = bpy.context.active_object
+    bpy.app.handlers.render_post.append(remember)
+    try:
+        scene.render.engine = "CYCLES"
+        scene.cycles.samples = 1
+        scene.render.resolution_x, scene.render.resolution_y = 32, 32
+        scene.frame_start, scene.frame_end = first, last
+        scene.render.filepath = str(folder / "frame_")
+        bpy.ops.render.render(animation=True)
+    finally:
+        bpy.app.handlers.render_post.remove(remember)
+
+
 def test_an_animation_render_shows_what_playback_shows(scene, tmp_path):
     scene, grid, _ = scene
     bpy.ops.object.collision_response_enable()
@@ -261,18 +278,7 @@ def test_an_animation_render_shows_what_playback_shows(scene, tmp_path):
         mesh.vertices.foreach_get("co", positions)
         seen[render_scene.frame_current] = positions.reshape(-1, 3)
 
-    bpy.ops.object.camera_add(location=(0, -4, 3), rotation=(0.9, 0, 0))
-    scene.camera = bpy.context.active_object
-    bpy.app.handlers.render_post.append(remember)
-    try:
-        scene.render.engine = "CYCLES"
-        scene.cycles.samples = 1
-        scene.render.resolution_x, scene.render.resolution_y = 32, 32
-        scene.frame_start, scene.frame_end = 14, 17
-        scene.render.filepath = str(tmp_path / "frame_")
-        bpy.ops.render.render(animation=True)
-    finally:
-        bpy.app.handlers.render_post.remove(remember)
+    render_animation(scene, 14, 17, remember, tmp_path)
     assert sorted(seen) == [14, 15, 16, 17]
     for frame, positions in seen.items():
         np.testing.assert_allclose(positions, live[frame], atol=1e-6)
@@ -288,18 +294,7 @@ def test_a_render_of_frames_never_played_simulates_them_as_playback_does(scene, 
     def remember(render_scene, *_):
         seen[render_scene.frame_current] = response(grid).copy()
 
-    bpy.ops.object.camera_add(location=(0, -4, 3), rotation=(0.9, 0, 0))
-    scene.camera = bpy.context.active_object
-    bpy.app.handlers.render_post.append(remember)
-    try:
-        scene.render.engine = "CYCLES"
-        scene.cycles.samples = 1
-        scene.render.resolution_x, scene.render.resolution_y = 32, 32
-        scene.frame_start, scene.frame_end = 14, 16
-        scene.render.filepath = str(tmp_path / "frame_")
-        bpy.ops.render.render(animation=True)
-    finally:
-        bpy.app.handlers.render_post.remove(remember)
+    render_animation(scene, 14, 16, remember, tmp_path)
     grid.collision_response.friction = 0.0  # restarts: playback simulates afresh
     scene.frame_set(1)
     live = play(scene, range(1, 17))
