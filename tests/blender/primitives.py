@@ -3,19 +3,16 @@
 import bpy
 import numpy as np
 
+from blender.mesh_data import topology
+
 
 def mesh_arrays(obj) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
-    """Rest positions (n, 3), polygon corners, polygon sizes and loose edges of a mesh object."""
+    """Rest positions (n, 3), polygon corners, polygon sizes and edges of a mesh object (the
+    topology read as the add-on reads it)."""
     mesh = obj.data
     rest = np.empty(len(mesh.vertices) * 3)
     mesh.vertices.foreach_get("co", rest)
-    corners = np.empty(len(mesh.loops), dtype=np.int64)
-    mesh.loops.foreach_get("vertex_index", corners)
-    sizes = np.empty(len(mesh.polygons), dtype=np.int64)
-    mesh.polygons.foreach_get("loop_total", sizes)
-    edges = np.empty(len(mesh.edges) * 2, dtype=np.int64)
-    mesh.edges.foreach_get("vertices", edges)
-    return rest.reshape(-1, 3), corners, sizes, edges.reshape(-1, 2)
+    return rest.reshape(-1, 3), *topology(mesh)
 
 
 def _add(operator, **options):
