@@ -131,18 +131,42 @@ def posed_positions(obj, depsgraph: bpy.types.Depsgraph) -> np.ndarray:
     return positions.reshape(-1, 3)
 
 
-def to_rest(obj, depsgraph, scene, displacement: np.ndarray) -> np.ndarray:
-    """``displacement`` (n, 3), found on the posed surface, carried back to rest space
-    vertex by vertex through the inverse deformation matrices (object space)."""
-    if not _has_deformer(obj):  # shape keys alone move vertices by translations
-        return displacement
-    rest = displacement.copy()
-    obj.crazyspace_eval(depsgraph, scene)
-    try:
-        # Blender has no bulk reader for these matrices: one call per pushed vertex (about
-        # 1 us), a few thousand at most, never the whole mesh.
-        for i in np.flatnonzero(np.any(displacement != 0, axis=1)).tolist():
-            rest[i] = obj.crazyspace_displacement_to_original(vertex_index=i, displacement=displacement[i])
-    finally:
-        obj.crazyspace_eval_clear()
-    return rest
+class Deformation:
+    """The posed mesh's deformation at the current frame, vertex by vertex: vectors carried
+    between rest space and the posed surface through each vertex's deformation matrix
+    (Blender's crazyspace), for the few vertices near a collider. Use it as a context: the
+    matrices are made on entry and freed on exit. Shape keys alone move vertices by
+    translations: without a deforming modifier or parent, vectors pass unchanged."""
+
+    def __init__(self, obj, depsgraph, scene):
+        self.obj, self.depsgraph, self.scene = obj, depsgraph, scene
+        self.active = _has_deformer(obj)
+
+    def __enter__(self) -> "Deformation":
+        if self.active:
+            self.obj.crazyspace_eval(self.depsgraph, self.scene)
+        return self
+
+    def __exit__(self, *_exception) -> None:
+        if self.active:
+            self.obj.crazyspace_eval_clear()
+
+    def to_rest(self, vectors: np.ndarray, index: np.ndarray) -> np.ndarray:
+        """``vectors`` (m, 3) of vertices ``index`` (m,), found on the posed surface, carried
+        back to rest space."""
+        return self._carry(vectors, index, self.obj.crazyspace_displacement_to_original)
+
+    def to_posed(self, vectors: np.ndarray, index: np.ndarray) -> np.ndarray:
+        """``vectors`` (m, 3) of vertices ``index`` (m,), in rest space, carried onto the
+        posed surface."""
+        return self._carry(vectors, index, self.obj.crazyspace_displacement_to_deformed)
+
+    def _carry(self, vectors: np.ndarray, index: np.ndarray, through) -> np.ndarray:
+        if not self.active:
+            return vectors
+        carried = np.empty_like(vectors)
+        # Blender has no bulk reader for these matrices: one call per vertex (about 1 us),
+        # only for those near a collider, never the whole mesh.
+        for row, (i, vector) in enumerate(zip(index.tolist(), vectors, strict=True)):
+            carried[row] = through(vertex_index=i, displacement=vector)
+        return carried

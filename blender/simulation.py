@@ -15,6 +15,8 @@ import bpy
 import numpy as np
 
 from ..core import HierarchyCache, Surface, VertexNormals
+from ..core.folds import FoldGuard
+from ..core.frame import advance
 from . import curves, guard, mesh_data, posed
 from .collision import CollisionQuery
 
@@ -33,6 +35,8 @@ class Simulation:
     fingerprint: tuple
     start: int
     head: int  # last simulated frame
+    normals: np.ndarray  # the rest shape's vertex normals: the pushes follow them
+    folds: FoldGuard
     frames: dict[int, np.ndarray] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)  # about the mesh, from when it was built
     messages: list[str] = field(default_factory=list)  # about the colliders, from the last step
@@ -131,8 +135,11 @@ def _build(obj, scene) -> Simulation:
     coefficients.maps = _behaviour_maps(obj)
     surface = Surface(hierarchy, rest, coefficients)
     start = settings.start_frame
-    query = CollisionQuery(scene, obj.name, VertexNormals(len(rest), *topology[:2]))
-    simulation = Simulation(obj.name, surface, query, fingerprint(obj, level_count), start, start - 1)
+    vertex_normals = VertexNormals(len(rest), *topology[:2])
+    normals = vertex_normals(rest, np.arange(len(rest)))
+    query = CollisionQuery(scene, obj.name, vertex_normals)
+    folds = FoldGuard(rest, *topology[:2], normals)
+    simulation = Simulation(obj.name, surface, query, fingerprint(obj, level_count), start, start - 1, normals, folds)
     if len(rest) > LARGE_MESH:
         simulation.warnings.append(f"'{obj.name}' has {len(rest):,} vertices: the response will be slow")
     return simulation
@@ -186,37 +193,81 @@ def _frames_in_scene(scene, first: int, last: int):
 
 
 def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.Depsgraph) -> None:
-    settings = obj.collision_response
+    """Simulate ``frame`` (the scene is at it): one frame of ``core.frame.advance``, asking
+    the colliders about the surface as they see it (posed, for a rigged mesh)."""
     surface = simulation.surface
-    on_posed = posed.is_posed(obj)
-    if on_posed:  # the query works on the surface as posed, the solver in rest space
-        held = simulation.frames.get(simulation.head)
-        _show(obj, surface.positions if held is None else held)
-        try:
-            positions = posed.posed_positions(obj, depsgraph)
-        except posed.Unfollowable as problem:
-            simulation.messages = [str(problem)]  # for the panel
-            raise Unusable(str(problem)) from problem
-    else:
-        positions = surface.positions
-    contact = simulation.query.displacements(
-        obj,
-        positions,
-        None,  # the query makes the normals it needs from the mesh's own
-        colliders(obj),
-        friction=settings.friction,
-        standoff=settings.standoff,
-        depsgraph=depsgraph,
-    )
-    simulation.messages = contact.messages
-    displacement = contact.displacement
-    if on_posed:
-        displacement = posed.to_rest(obj, depsgraph, scene, displacement)
     fps = scene.render.fps / scene.render.fps_base
-    moved = frame > simulation.start and surface.step(displacement, 1.0 / fps, contact.touching)
-    # The start frame itself is the rest shape; an idle step leaves the positions read above.
-    simulation.frames[frame] = surface.positions if moved or on_posed else positions
+    if not posed.is_posed(obj):
+        find = _finder(obj, simulation, depsgraph)
+        moved = _advance(simulation, frame, find, 1.0 / fps)
+        # An idle step leaves the positions the last frame had (the same bits, no copy).
+        simulation.frames[frame] = (
+            surface.positions if moved or not simulation.frames else simulation.frames[simulation.head]
+        )
+        simulation.head = frame
+        return
+    held = simulation.frames.get(simulation.head)
+    _show(obj, surface.positions if held is None else held)
+    try:
+        seen = posed.posed_positions(obj, depsgraph)
+    except posed.Unfollowable as problem:
+        simulation.messages = [str(problem)]  # for the panel
+        raise Unusable(str(problem)) from problem
+    with posed.Deformation(obj, depsgraph, scene) as deformation:
+        _advance(simulation, frame, _finder(obj, simulation, depsgraph, deformation, seen), 1.0 / fps)
+    simulation.frames[frame] = surface.positions
     simulation.head = frame
+
+
+def _advance(simulation: Simulation, frame: int, find, dt: float) -> bool:
+    """One frame of response; the start frame only shows the colliders to the query (their
+    motion is measured from there) and stays the rest shape."""
+    if frame > simulation.start:
+        return advance(simulation.surface, find, dt, simulation.folds)
+    find(simulation.surface.positions, None)
+    return False
+
+
+def _finder(obj, simulation: Simulation, depsgraph, deformation: "posed.Deformation | None" = None, seen=None):
+    """The frame's ``find`` (see ``core.frame``): the pushes out of the colliders and the
+    touching flags for the solver's positions (rest space). On a posed mesh, the query asks
+    about the posed surface ``seen`` (read with the solver's state at the start of the
+    frame), moved by what the step has moved since (carried through ``deformation``), with
+    the rest normals carried onto it; its pushes are carried back to rest space."""
+    settings = obj.collision_response
+    candidates = colliders(obj)
+    at_start: list[np.ndarray] = []  # the solver's positions when ``seen`` was read
+
+    def ask(positions, normals, among):
+        contact = simulation.query.displacements(
+            obj, positions, normals, candidates, settings.friction, settings.standoff, depsgraph, among
+        )
+        if among is None:
+            simulation.messages = contact.messages
+        return contact
+
+    def find(positions: np.ndarray, among: np.ndarray | None):
+        if deformation is None:
+            contact = ask(positions, simulation.normals, among)
+            return contact.displacement, contact.touching
+        if among is None:
+            at_start[:] = [positions]
+            surface_now = seen
+        else:  # only those near a collider matter (the query asks no others)
+            among = among[simulation.query.near[among]]
+            surface_now = seen.copy()
+            surface_now[among] += deformation.to_posed(positions[among] - at_start[0][among], among)
+
+        def normals(index: np.ndarray) -> np.ndarray:
+            return deformation.to_posed(simulation.normals[index], index)
+
+        contact = ask(surface_now, normals, among)
+        pushed = np.flatnonzero(contact.displacement.any(axis=1))
+        displacement = contact.displacement.copy()
+        displacement[pushed] = deformation.to_rest(contact.displacement[pushed], pushed)
+        return displacement, contact.touching
+
+    return find
 
 
 def _show(obj, positions: np.ndarray) -> None:

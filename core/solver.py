@@ -280,11 +280,11 @@ class Surface:
         # does not depend on the step length (frame-rate independence with damping).
         held_back: np.ndarray | None = None
         moved = np.zeros(0, dtype=bool)  # the coarser level's vertices that moved this step
-        finest = self.level_count - 1
+        last = self.level_count - 1
         for j, lv in enumerate(self._levels):
             count = lv.rest.shape[1]
             contact, length = _contact(restricted[j])
-            if j == finest and touch is not None and update and not correcting:
+            if j == last and touch is not None and update and not correcting:
                 # Vertices resting on a collider stay where they rest: whatever the coarser
                 # levels do this step (a share damping lets through, say), the finest level
                 # holds them there, as it holds a pushed vertex at its goal.
@@ -295,7 +295,7 @@ class Surface:
                 in_contact = again.copy() if touch is None else again | touch[j]
                 again[self._relax(lv, in_contact, coefficients[j])] = True
                 again[self._stale[j]] = True
-                if j < finest and not correcting:
+                if j < last and not correcting:
                     again[self._drain(lv, coefficients[j])] = True
             rows = None if whole or j == 0 else self._rows(j, again, moved)
             old = lv.solution
@@ -332,7 +332,7 @@ class Surface:
                     _gather(old, at),
                     coefficients[j],
                     held_back,
-                    j == finest,
+                    j == last,
                 )
             if rows is not None:
                 moved = np.zeros(count, dtype=bool)
