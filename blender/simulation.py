@@ -197,46 +197,29 @@ def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.D
     the colliders about the surface as they see it (posed, for a rigged mesh)."""
     surface = simulation.surface
     fps = scene.render.fps / scene.render.fps_base
-    if not posed.is_posed(obj):
-        find = _finder(obj, simulation, depsgraph)
-        moved = _advance(simulation, frame, find, 1.0 / fps)
-        # An idle step leaves the positions the last frame had (the same bits, no copy).
-        simulation.frames[frame] = (
-            surface.positions if moved or not simulation.frames else simulation.frames[simulation.head]
-        )
-        simulation.head = frame
-        return
-    held = simulation.frames.get(simulation.head)
-    _show(obj, surface.positions if held is None else held)
-    try:
-        seen = posed.posed_positions(obj, depsgraph)
-    except posed.Unfollowable as problem:
-        simulation.messages = [str(problem)]  # for the panel
-        raise Unusable(str(problem)) from problem
-    with posed.Deformation(obj, depsgraph, scene) as deformation:
-        _advance(simulation, frame, _finder(obj, simulation, depsgraph, deformation, seen), 1.0 / fps)
-    simulation.frames[frame] = surface.positions
+    find = _finder(obj, simulation, scene, depsgraph)
+    if frame > simulation.start:
+        moved = advance(surface, find, 1.0 / fps, simulation.folds)
+    else:  # the start frame is the rest shape: it only shows the colliders to the query
+        find(surface.positions, None)  # (their motion is measured from there)
+        moved = False
+    # An idle step leaves the positions the last frame had (the same bits: no copy, no write).
+    idle = not moved and simulation.frames
+    simulation.frames[frame] = simulation.frames[simulation.head] if idle else surface.positions
     simulation.head = frame
 
 
-def _advance(simulation: Simulation, frame: int, find, dt: float) -> bool:
-    """One frame of response; the start frame only shows the colliders to the query (their
-    motion is measured from there) and stays the rest shape."""
-    if frame > simulation.start:
-        return advance(simulation.surface, find, dt, simulation.folds)
-    find(simulation.surface.positions, None)
-    return False
-
-
-def _finder(obj, simulation: Simulation, depsgraph, deformation: "posed.Deformation | None" = None, seen=None):
+def _finder(obj, simulation: Simulation, scene, depsgraph):
     """The frame's ``find`` (see ``core.frame``): the pushes out of the colliders and the
-    touching flags for the solver's positions (rest space). On a posed mesh, the query asks
-    about the posed surface ``seen`` (read with the solver's state at the start of the
-    frame), moved by what the step has moved since (carried through ``deformation``), with
-    the rest normals carried onto it; its pushes are carried back to rest space."""
+    touching flags for the solver's positions (rest space). A posed mesh is asked about as
+    Blender poses it: the response key is made to hold the positions asked about and the
+    mesh evaluated (so every deformer, a lattice too, is exactly what the colliders meet),
+    the rest normals are carried onto it and the pushes back to rest space through each
+    vertex's deformation (``posed.Deformation``)."""
     settings = obj.collision_response
     candidates = colliders(obj)
-    at_start: list[np.ndarray] = []  # the solver's positions when ``seen`` was read
+    on_posed = posed.is_posed(obj)
+    count = simulation.surface.vertex_count
 
     def ask(positions, normals, among):
         contact = simulation.query.displacements(
@@ -247,24 +230,26 @@ def _finder(obj, simulation: Simulation, depsgraph, deformation: "posed.Deformat
         return contact
 
     def find(positions: np.ndarray, among: np.ndarray | None):
-        if deformation is None:
+        if not on_posed:
             contact = ask(positions, simulation.normals, among)
             return contact.displacement, contact.touching
-        if among is None:
-            at_start[:] = [positions]
-            surface_now = seen
+        if among is None:  # the state the key holds already, when it does: no write
+            positions = simulation.frames.get(simulation.head, positions)
         else:  # only those near a collider matter (the query asks no others)
             among = among[simulation.query.near[among]]
-            surface_now = seen.copy()
-            surface_now[among] += deformation.to_posed(positions[among] - at_start[0][among], among)
-
-        def normals(index: np.ndarray) -> np.ndarray:
-            return deformation.to_posed(simulation.normals[index], index)
-
-        contact = ask(surface_now, normals, among)
-        pushed = np.flatnonzero(contact.displacement.any(axis=1))
-        displacement = contact.displacement.copy()
-        displacement[pushed] = deformation.to_rest(contact.displacement[pushed], pushed)
+            if among.size == 0:
+                return np.zeros((count, 3), dtype=np.float32), np.zeros(count, dtype=bool)
+        _show(obj, positions)
+        try:
+            seen = posed.posed_positions(obj, depsgraph)
+        except posed.Unfollowable as problem:
+            simulation.messages = [str(problem)]  # for the panel
+            raise Unusable(str(problem)) from problem
+        with posed.Deformation(obj, depsgraph, scene) as deformation:
+            contact = ask(seen, lambda index: deformation.to_posed(simulation.normals[index], index), among)
+            pushed = np.flatnonzero(contact.displacement.any(axis=1))
+            displacement = contact.displacement.copy()
+            displacement[pushed] = deformation.to_rest(contact.displacement[pushed], pushed)
         return displacement, contact.touching
 
     return find
