@@ -45,7 +45,11 @@ class FoldGuard:
             fans.append(np.stack([corners[starts[big]], corners[starts[big] + i], corners[starts[big] + i + 1]], 1))
         triangles = np.concatenate(fans)
         self.rest = np.asarray(rest, dtype=np.float64)
+        #: Moves along the surface below float32 resolution at the object's size are rounding.
+        self._still = 1e-6 * max(1.0, float(np.ptp(self.rest, axis=0).max(initial=0.0)))
+        self._rest32 = self.rest.astype(np.float32)
         self.normals = np.asarray(normals, dtype=np.float64)
+        self._normals32 = self.normals.astype(np.float32)
         rest_normals = self._face_normals(self.rest, triangles)
         length = np.linalg.norm(rest_normals, axis=1)
         keep = length > 1e-12 * max(1.0, float(np.abs(self.rest).max(initial=0.0))) ** 2
@@ -59,17 +63,27 @@ class FoldGuard:
 
     @staticmethod
     def _face_normals(positions: np.ndarray, triangles: np.ndarray) -> np.ndarray:
-        a, b, c = (positions[triangles[:, i]] for i in range(3))
-        return np.cross(b - a, c - a)
+        """Each triangle's (unnormalised) normal, (t, 3): component by component, a cross
+        product is six multiplies (np.cross on rows is several times slower)."""
+        a = positions.take(triangles[:, 0], axis=0)
+        u = positions.take(triangles[:, 1], axis=0) - a
+        v = positions.take(triangles[:, 2], axis=0) - a
+        normals = np.empty_like(u)
+        for i, j, k in ((0, 1, 2), (1, 2, 0), (2, 0, 1)):
+            normals[:, i] = u[:, j] * v[:, k] - u[:, k] * v[:, j]
+        return normals
 
     def _faces_around(self, vertices: np.ndarray) -> np.ndarray:
-        return np.unique(self._faces_by_vertex[ranges(self._first[vertices], self._count[vertices])])
+        """The triangles around ``vertices``, each once, in order (marked, not sorted)."""
+        marked = np.zeros(self.triangles.shape[0], dtype=bool)
+        marked[self._faces_by_vertex[ranges(self._first[vertices], self._count[vertices])]] = True
+        return marked.nonzero()[0]
 
     def folded(self, positions: np.ndarray, vertices: np.ndarray | None = None) -> np.ndarray:
         """The faces (indices into ``triangles``) turned over at ``positions``, among those
         around ``vertices`` (all when None)."""
         faces = np.arange(self.triangles.shape[0]) if vertices is None else self._faces_around(vertices)
-        normals = self._face_normals(np.asarray(positions, dtype=np.float64), self.triangles[faces])
+        normals = self._face_normals(positions, self.triangles[faces]).astype(np.float64)
         # Nearly on edge counts as turned: a face kept just short of it stays visibly a face.
         facing = np.einsum("ij,ij->i", normals, self.rest_normals[faces])
         return faces[facing <= FLAT * np.linalg.norm(normals, axis=1)]
@@ -78,9 +92,20 @@ class FoldGuard:
         """The displacement (n, 3) that unfolds the faces a step folded around vertices
         ``moved``: the response along the surface (off the rest normals) scaled down, on
         every vertex, just enough. Zero where nothing folded."""
+        # A response along the rest normals alone keeps a sheet a height field: only a face
+        # with a vertex this step moved, and moved off its normal, can have turned over.
+        # Whole-array float32 passes: a step usually moves most of the mesh (coarse levels),
+        # and gathering those rows would cost more than reading every row.
+        response = np.asarray(positions, dtype=np.float32) - self._rest32
+        along = np.einsum("ij,ij->i", response, self._normals32)
+        response -= along[:, None] * self._normals32
+        drifting = np.abs(response).max(axis=1) > self._still
+        candidates = np.zeros(drifting.shape, dtype=bool)
+        candidates[moved] = True
+        drifted = (drifting & candidates).nonzero()[0]
+        if drifted.size == 0 or self.folded(positions, drifted).size == 0:
+            return np.zeros(positions.shape, dtype=np.float64)
         positions = np.asarray(positions, dtype=np.float64)
-        if self.folded(positions, moved).size == 0:
-            return np.zeros_like(positions)
         response = positions - self.rest
         along = np.einsum("ij,ij->i", response, self.normals)[:, None] * self.normals
         sideways = response - along

@@ -52,7 +52,9 @@ class CollisionQuery:
         self.contacts = Contacts(0)
         self.near = np.zeros(0, dtype=bool)  # the broad phase's answer at the last full query
         self._previous: dict[str, np.ndarray] = {}  # collider name -> last world matrix
-        self._last: tuple[np.ndarray, np.ndarray] | None = None  # last positions asked, and the matrix
+        # The positions the last query was given (kept, not copied: a caller passes a new
+        # array each time) and the object's matrix then: each vertex's own motion.
+        self._last: tuple[np.ndarray, np.ndarray] | None = None
         self._resting: Resting | None = None
 
     def displacements(
@@ -87,11 +89,19 @@ class CollisionQuery:
         contact = Contact(np.zeros((count, 3), dtype=np.float32), np.zeros(count, dtype=bool), messages)
         matrix = np.array(deformable.matrix_world, dtype=np.float64)
         inverse = np.linalg.inv(matrix)
-        near_each = [_near(positions, c, standoff, inverse) for c in colliders]
-        near = np.logical_or.reduce(near_each) if near_each else np.zeros(count, dtype=bool)
         whole = among is None
+        # The second query of a frame asks about the vertices the step moved: only those
+        # go through the broad phase.
+        asked = positions if among is None else positions[among]
+        near_each = [_near(asked, c, standoff, inverse) for c in colliders]
+        near_asked = np.logical_or.reduce(near_each) if near_each else np.zeros(asked.shape[0], dtype=bool)
+        if among is None:
+            near = near_asked
+        else:
+            near = np.zeros(count, dtype=bool)
+            near[among[near_asked]] = True
         moves = self._moves(colliders) if whole else [np.eye(4)] * len(colliders)
-        travelled = self._approach(positions, matrix)
+        last, self._last = self._last, (positions, matrix)
         if whole:
             self.near = near
             far = {c.obj.name for c, n in zip(colliders, near_each, strict=True) if not n.any()}
@@ -100,9 +110,9 @@ class CollisionQuery:
         if not near.any():
             self._resting = None
             return contact
-        queried = near.nonzero()[0] if among is None else np.intersect1d(among, near.nonzero()[0])
+        queried = near.nonzero()[0]
         points = positions[queried] @ matrix[:3, :3].T + matrix[:3, 3]
-        approach = travelled[queried]
+        approach = _travelled(points, queried, last)
         if normals is None:
             local_normals = self._normals_at(positions, queried)
         else:
@@ -145,15 +155,6 @@ class CollisionQuery:
             resting.record(queried, points, found.touching, found.planes)
         return contact
 
-    def _approach(self, positions: np.ndarray, matrix: np.ndarray) -> np.ndarray:
-        """Each vertex's world-space motion since the last query (n, 3), zero the first time;
-        remembers these positions for the next."""
-        last, self._last = self._last, (positions.copy(), matrix)
-        if last is None:
-            return np.zeros((positions.shape[0], 3))
-        before = last[0] @ last[1][:3, :3].T + last[1][:3, 3]
-        return positions @ matrix[:3, :3].T + matrix[:3, 3] - before
-
     def _colliders(self, colliders: list[Collider], depsgraph) -> Colliders:
         """The colliders as the contact rules see them, with Blender's ray caster."""
         objects = [c.obj for c in colliders]
@@ -186,6 +187,16 @@ class CollisionQuery:
             self._previous[collider.obj.name] = now
             moves.append(now @ np.linalg.inv(before))
         return moves
+
+
+def _travelled(points: np.ndarray, index: np.ndarray, last: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
+    """How far vertices ``index``, now at world ``points``, moved in the world since the last
+    query (``last``: the positions it was given and the object's matrix then); zero the
+    first time."""
+    if last is None:
+        return np.zeros_like(points)
+    before, matrix = last
+    return points - (before[index] @ matrix[:3, :3].T + matrix[:3, 3])
 
 
 def _near(positions: np.ndarray, collider: Collider, standoff: float, to_local: np.ndarray) -> np.ndarray:
