@@ -45,8 +45,6 @@ class FoldGuard:
             fans.append(np.stack([corners[starts[big]], corners[starts[big] + i], corners[starts[big] + i + 1]], 1))
         triangles = np.concatenate(fans)
         self.rest = np.asarray(rest, dtype=np.float64)
-        #: Moves along the surface below float32 resolution at the object's size are rounding.
-        self._still = 1e-6 * max(1.0, float(np.ptp(self.rest, axis=0).max(initial=0.0)))
         self._rest32 = self.rest.astype(np.float32)
         self.normals = np.asarray(normals, dtype=np.float64)
         self._normals32 = self.normals.astype(np.float32)
@@ -60,6 +58,16 @@ class FoldGuard:
         self._faces_by_vertex = np.argsort(owners, kind="stable") // 3
         self._count = np.bincount(owners, minlength=vertex_count)
         self._first = np.cumsum(self._count) - self._count
+        # A triangle turns over only when a corner crosses the line of the other two, which
+        # takes a move along the surface, relative to them, of the triangle's height. So a
+        # vertex moved along the surface by less than half the lowest height of its
+        # triangles cannot have turned one over (its neighbours moved less than theirs).
+        edges = [self.rest[self.triangles[:, (i + 1) % 3]] - self.rest[self.triangles[:, i]] for i in range(3)]
+        longest = np.max([np.linalg.norm(e, axis=1) for e in edges], axis=0)
+        height = length[keep] / np.maximum(longest, 1e-30)  # twice the area over the base
+        lowest = np.full(vertex_count, np.inf)
+        np.minimum.at(lowest, owners, np.repeat(height, 3))
+        self._leeway = (0.5 * lowest).astype(np.float32) ** 2  # squared, as it is compared
 
     @staticmethod
     def _face_normals(positions: np.ndarray, triangles: np.ndarray) -> np.ndarray:
@@ -88,10 +96,10 @@ class FoldGuard:
         facing = np.einsum("ij,ij->i", normals, self.rest_normals[faces])
         return faces[facing <= FLAT * np.linalg.norm(normals, axis=1)]
 
-    def straighten(self, positions: np.ndarray, moved: np.ndarray) -> np.ndarray:
+    def straighten(self, positions: np.ndarray, moved: np.ndarray) -> np.ndarray | None:
         """The displacement (n, 3) that unfolds the faces a step folded around vertices
         ``moved``: the response along the surface (off the rest normals) scaled down, on
-        every vertex, just enough. Zero where nothing folded."""
+        every vertex, just enough. None where nothing folded."""
         # A response along the rest normals alone keeps a sheet a height field: only a face
         # with a vertex this step moved, and moved off its normal, can have turned over.
         # Whole-array float32 passes: a step usually moves most of the mesh (coarse levels),
@@ -99,12 +107,12 @@ class FoldGuard:
         response = np.asarray(positions, dtype=np.float32) - self._rest32
         along = np.einsum("ij,ij->i", response, self._normals32)
         response -= along[:, None] * self._normals32
-        drifting = np.abs(response).max(axis=1) > self._still
+        drifting = np.einsum("ij,ij->i", response, response) > self._leeway
         candidates = np.zeros(drifting.shape, dtype=bool)
         candidates[moved] = True
         drifted = (drifting & candidates).nonzero()[0]
         if drifted.size == 0 or self.folded(positions, drifted).size == 0:
-            return np.zeros(positions.shape, dtype=np.float64)
+            return None
         positions = np.asarray(positions, dtype=np.float64)
         response = positions - self.rest
         along = np.einsum("ij,ij->i", response, self.normals)[:, None] * self.normals

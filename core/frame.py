@@ -32,15 +32,15 @@ def advance(surface: Surface, find: Find, dt: float, guard: FoldGuard | None = N
         return False
     after = surface.positions
     moved = (after != before).any(axis=1)
-    if guard is not None:
-        unfold = guard.straighten(after, moved.nonzero()[0])
-        if surface.correct(unfold):
-            after = surface.positions
-            moved |= unfold.any(axis=1)
-            push[unfold.any(axis=1)] = 0  # moved after their push: asked again
+    unfold = None if guard is None else guard.straighten(after, moved.nonzero()[0])
+    if unfold is not None and surface.correct(unfold):
+        after = surface.positions
+        moved |= unfold.any(axis=1)
+        push[unfold.any(axis=1)] = 0  # moved after their push: asked again
     # A pushed vertex ends at its goal, out of the collider, and a resting one stays put:
     # only the others the step moved can have gone in.
     moved &= ~push.any(axis=1)
     again, _touching = find(after, moved.nonzero()[0])
-    surface.correct(again)
+    if again.any():
+        surface.correct(again)
     return True
