@@ -16,7 +16,9 @@ class LevelSettings:
 
     absorption : fraction of the displacement a level takes (negative bulges); the finest
         level always absorbs what is left, so its value is not used.
-    response_time : seconds for a level to accept 99 % of a change (0 = at once): damping.
+    response_time : seconds for a level to give way 99 % to a push (0 = at once): damping.
+        The finest level always takes what is left at once (nothing stays inside a
+        collider), so its value is not used.
     time_to_rest : seconds for elastic offsets out of contact to recover 99 % (inf = never).
     yield_limit : longest elastic offset in object units; the excess stays as a plastic
         (permanent) offset. inf = perfectly elastic, 0 = perfectly plastic.

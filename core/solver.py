@@ -252,7 +252,8 @@ class Surface:
 
         ``resting`` (n,) bool marks vertices touching a collider; restricted like the
         displacement (by max: a parent rests when a child does), it keeps their ancestors'
-        offsets from relaxing too.
+        offsets from relaxing too, and the finest level holds them where they rest.
+        ``correcting``: the finest level alone takes ``d``, at once (``correct``).
 
         Only what can have changed is placed again: on each level, the vertices whose parent
         or frame reads a coarser vertex that moved, whose offsets changed (relaxed, pushed),
