@@ -1,24 +1,45 @@
-"""Whole-frame speed: collider query + solver + shape-key write, against Shrinkwrap.
+"""Whole-frame speed as playback sees it: `scene.frame_set` with the add-on on, minus off,
+against Shrinkwrap's modifier on, minus off, in one process.
 
-Blender's Grid with 316 subdivisions (100,489 vertices, not a 2^m + 1 grid, so the general
-mesh hierarchy) and with 256 (66,049 vertices, the exact grid hierarchy); a 2k-triangle ball
-whose silhouette covers a fifth of the grid sinks in over 15 frames, then holds. The
-add-on's frame update (what playback runs each frame) is timed against Shrinkwrap (Project,
-both directions) evaluated on the same grid and ball, in one process. The 66k grid runs again
-bound to an armature (one bone, swaying): the posed path, which reads the evaluated mesh and
-maps pushes back through the armature. Then a press held until it settles (the Soft Clay
-preset, frames 46-60: vertices rest on the ball), and the same grid with the ball kept
-away: a frame without contact. The 100k grid runs again rippled (1 cm waves): a vertex on a
-flat region has no rest offset and needs no frame, so a curved mesh costs more.
+Scenes: Blender's Grid with 256 subdivisions (66,049 vertices, the exact grid hierarchy) and
+with 316 (100,489 vertices, not a 2^m + 1 grid, so the general mesh hierarchy); a 2k-triangle
+ball whose silhouette covers a fifth of the grid sinks 8 cm in over 15 frames, then holds.
+Cases: the default settings (frames 4-15 sinking, 18-30 held); a press held until it settles
+(the Soft Clay preset, frames 46-60: vertices rest on the ball); the ball away (moving as
+before, 2 m to the side: a frame without contact); the 66k grid bound to an armature (one
+bone, swaying: the posed path); the 100k grid rippled (1 cm waves: a vertex on a flat
+region has no rest offset and needs no frame, so a curved mesh costs more).
 
-Usage: .venv/bin/python tools/benchmark_frame.py
+Every figure is a frame as playback runs it, timed around `scene.frame_set(f)` and the
+evaluated mesh read after it (the frame-change handler runs the add-on's step and writes its
+shape key; Blender evaluates the mesh with the new key inside the same `frame_set`). Each
+repeat plays frames 2..last four times, interleaved:
+  add-on on:      the response enabled and simulated afresh from the start frame (frame 1 is
+                  played untimed), so frame f is always the step from f - 1, never a cached frame;
+  add-on off:     the same scene and frames, the response disabled (its key left as it is,
+                  its ray-cast helper unlinked from the scene);
+  Shrinkwrap on:  a plain copy of the mesh (no shape key) with a Shrinkwrap modifier (Project,
+                  both directions) onto the same ball;
+  Shrinkwrap off: the same copy without the modifier.
+A frame's cost is on minus off, averaged over the frames of a phase (sinking, held, ...);
+min and median are over the repeats, and the ratio add-on / Shrinkwrap compares the figures
+of the same run.
+
+Usage: .venv/bin/python tools/benchmark_frame.py [--repeat 7] [--quick] [--cases 100k,100k-away]
+       .venv/bin/python tools/benchmark_frame.py --cores 1,2   # pinned to core 0, then cores 0-1
+--cores runs the benchmark once per count under `taskset -c 0..n-1`, prints each table, and
+how each side scales (the 1-core time over the n-core time).
 """
 
+import argparse
+import json
 import os
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
+from dataclasses import dataclass, field
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -44,14 +65,15 @@ def scene_with(subdivisions: int, rigged: bool = False, away: bool = False, ripp
         co[2::3] = 0.01 * np.sin(12 * x) * np.cos(12 * y)
         grid.data.vertices.foreach_set("co", co)
         grid.data.update()
-    bpy.ops.mesh.primitive_uv_sphere_add(segments=45, ring_count=23, radius=0.5, location=(0, 0, 0.5))
+    # Away: the same motion 2 m to the side of the grid (its edge is at x = 1), so a frame
+    # still moves the ball (Shrinkwrap evaluates again) but nothing touches, nor lies along
+    # the grid's normals (Shrinkwrap's projection misses).
+    x = 3.0 if away else 0.0
+    bpy.ops.mesh.primitive_uv_sphere_add(segments=45, ring_count=23, radius=0.5, location=(x, 0, 0.5))
     ball = bpy.context.active_object
     ball.keyframe_insert("location", frame=1)
     ball.location.z = 0.42
     ball.keyframe_insert("location", frame=16)
-    if away:  # the ball never comes near: a frame without contact
-        ball.animation_data_clear()
-        ball.location.z = 3.0
     if rigged:
         rig = bpy.data.objects.new("Rig", bpy.data.armatures.new("Rig"))
         scene.collection.objects.link(rig)
@@ -69,77 +91,265 @@ def scene_with(subdivisions: int, rigged: bool = False, away: bool = False, ripp
     return scene, grid, ball
 
 
-def frame_times(
-    subdivisions: int, rigged: bool = False, away: bool = False, preset: str = "", last: int = 30, rippled=False
-) -> tuple[list[float], int, list[int]]:
+@dataclass
+class Case:
+    name: str  # for --cases
+    label: str
+    subdivisions: int
+    phases: dict[str, tuple[int, int]]  # name: (first, last) frame, inclusive
+    rigged: bool = False
+    away: bool = False
+    rippled: bool = False
+    preset: str = ""
+    last: int = 30
+
+
+SINKING, HELD, SETTLED = (4, 15), (18, 30), (46, 60)
+CLAY = {"preset": "Soft Clay", "last": 60}
+CASES = [
+    Case("66k", "66k grid", 256, {"sinking": SINKING, "held": HELD}),
+    Case("66k-clay", "66k grid, Soft Clay", 256, {"sinking": SINKING, "settled": SETTLED}, **CLAY),
+    Case("66k-away", "66k grid, ball away", 256, {"away": (2, 30)}, away=True),
+    Case("66k-rigged", "66k grid, rigged", 256, {"sinking": SINKING, "held": HELD}, rigged=True),
+    Case("100k", "100k mesh", 316, {"sinking": SINKING, "held": HELD}),
+    Case("100k-clay", "100k mesh, Soft Clay", 316, {"sinking": SINKING, "settled": SETTLED}, **CLAY),
+    Case("100k-away", "100k mesh, ball away", 316, {"away": (2, 30)}, away=True),
+    Case("100k-rippled", "100k mesh, rippled", 316, {"sinking": SINKING, "held": HELD}, rippled=True),
+]
+QUICK_CASES = ["66k", "100k"]
+PASSES = ("on", "off", "shrinkwrap on", "shrinkwrap off")
+
+
+def installed_module(name: str):
+    """A module of the installed add-on (``blender.simulation``...)."""
     from importlib import import_module
 
-    scene, grid, _ = scene_with(subdivisions, rigged, away, rippled)
-    addon = next(name for name in bpy.context.preferences.addons.keys() if name.endswith("collision_response"))
-    guard, simulation = import_module(addon + ".blender.guard"), import_module(addon + ".blender.simulation")
-    for obj in bpy.context.view_layer.objects:
-        obj.select_set(obj.type == "MESH")  # the grid and the ball (not the rig)
-    bpy.context.view_layer.objects.active = grid
-    bpy.ops.object.collision_response_enable()
-    if preset:
-        path = bpy.utils.preset_find(preset, "collision_response")
-        bpy.ops.script.execute_preset(filepath=path, menu_idname="COLLISION_RESPONSE_MT_presets")
-    timings = []
-    for frame in range(2, last + 1):
-        with guard.busy():  # the handler stays out: the ball moves, nothing else
-            scene.frame_set(frame)
-        depsgraph = bpy.context.evaluated_depsgraph_get()
-        start = time.perf_counter()
-        simulation.update_object(grid, scene, depsgraph)  # one step, from the frame before
-        timings.append(time.perf_counter() - start)
-        assert simulation.get(grid).head == frame
-    return timings, len(grid.data.vertices), simulation.get(grid).surface.hierarchy.sizes
+    addon = next(key for key in bpy.context.preferences.addons.keys() if key.endswith("collision_response"))
+    return import_module(f"{addon}.{name}")
 
 
-def shrinkwrap_time(subdivisions: int, away: bool = False, rippled: bool = False) -> float:
-    scene, grid, ball = scene_with(subdivisions, away=away, rippled=rippled)
-    scene.frame_set(16)
-    modifier = grid.modifiers.new("Shrinkwrap", "SHRINKWRAP")
-    modifier.wrap_method, modifier.target = "PROJECT", ball
-    modifier.use_negative_direction = modifier.use_positive_direction = True
-    depsgraph = bpy.context.evaluated_depsgraph_get()
-    samples = []
-    for _ in range(30):
-        start = time.perf_counter()
-        grid.data.update()
+@dataclass
+class Bench:
+    """One case's scene: the responding grid, a plain copy for Shrinkwrap, the ball."""
+
+    case: Case
+    times: dict[str, list[list[float]]] = field(default_factory=lambda: {name: [] for name in PASSES})
+
+    def __post_init__(self) -> None:
+        case = self.case
+        self.simulation = installed_module("blender.simulation")
+        self.raycast = installed_module("blender.collision.raycast")
+        self.scene, self.grid, self.ball = scene_with(case.subdivisions, case.rigged, case.away, case.rippled)
+        self.scene.frame_end = case.last
+        # Shrinkwrap's mesh: the same vertices, modifiers (the armature) and vertex groups,
+        # no shape key, never a responding mesh.
+        self.plain = self.grid.copy()
+        self.plain.data = self.grid.data.copy()
+        self.plain.name = "Grid (Shrinkwrap)"
+        self.scene.collection.objects.link(self.plain)
+        for obj in bpy.context.view_layer.objects:
+            obj.select_set(obj in (self.grid, self.ball))
+        bpy.context.view_layer.objects.active = self.grid
+        bpy.ops.object.collision_response_enable()
+        if case.preset:
+            path = bpy.utils.preset_find(case.preset, "collision_response")
+            bpy.ops.script.execute_preset(filepath=path, menu_idname="COLLISION_RESPONSE_MT_presets")
+        self.helpers: list = []  # the add-on's ray-cast helpers, once it made them
+
+    def _play(self, obj, check=None) -> list[float]:
+        """Time frames 2..last, each ``frame_set`` and the evaluated mesh of ``obj`` read after
+        it, from frame 1 (played untimed: it builds what the first frame builds)."""
+        scene, depsgraph = self.scene, bpy.context.evaluated_depsgraph_get()
+        scene.frame_set(1)
         depsgraph.update()
-        grid.evaluated_get(depsgraph)
-        samples.append(time.perf_counter() - start)
-    return statistics.median(samples[3:])
+        times = []
+        for frame in range(2, self.case.last + 1):
+            if check:
+                check(frame, before=True)
+            start = time.perf_counter()
+            scene.frame_set(frame)
+            depsgraph.update()  # evaluates whatever the handler tagged (frame_set already does)
+            len(obj.evaluated_get(depsgraph).data.vertices)
+            times.append(time.perf_counter() - start)
+            if check:
+                check(frame, before=False)
+        return times
+
+    def _link_helpers(self, linked: bool) -> None:
+        """The ray-cast helpers stay in the scene when the response is disabled (the ball's
+        motion evaluates them every frame): off, they leave the scene, as if never made."""
+        prefix = self.raycast.HELPER_NAME
+        self.helpers = [o for o in bpy.data.objects if o.name.startswith(prefix)] or self.helpers
+        objects = self.scene.collection.objects
+        for helper in self.helpers:
+            if linked and helper.name not in objects:
+                objects.link(helper)
+            elif not linked and helper.name in objects:
+                objects.unlink(helper)
+
+    def addon_on(self) -> list[float]:
+        simulation, grid = self.simulation, self.grid
+        self._link_helpers(True)
+        simulation.invalidate(grid)  # simulated afresh from the start frame
+        grid.collision_response.enabled = True
+        state = None
+
+        def check(frame: int, before: bool) -> None:
+            nonlocal state
+            if before:
+                state = simulation.get(grid)
+                assert state is not None and state.head == frame - 1 and frame not in state.frames, "not a step"
+            else:
+                assert simulation.get(grid) is state and state.head == frame, "the simulation restarted"
+
+        return self._play(grid, check)
+
+    def addon_off(self) -> list[float]:
+        self.grid.collision_response.enabled = False
+        self._link_helpers(False)
+        return self._play(self.grid)
+
+    def shrinkwrap_on(self) -> list[float]:
+        modifier = self.plain.modifiers.new("Shrinkwrap", "SHRINKWRAP")
+        modifier.wrap_method, modifier.target = "PROJECT", self.ball
+        modifier.use_negative_direction = modifier.use_positive_direction = True
+        try:
+            return self._play(self.plain)
+        finally:
+            self.plain.modifiers.remove(modifier)
+
+    def shrinkwrap_off(self) -> list[float]:
+        return self._play(self.plain)
+
+    def repeat(self) -> None:
+        for name, run in zip(
+            PASSES, (self.addon_on, self.addon_off, self.shrinkwrap_on, self.shrinkwrap_off), strict=True
+        ):
+            self.times[name].append(run())
+
+
+def phase_costs(times: dict[str, list[list[float]]], first: int, last: int) -> tuple[list[float], list[float]]:
+    """Per repeat, the mean cost of a frame from ``first`` to ``last`` in ms: add-on on minus
+    off, Shrinkwrap on minus off (frame by frame in the same repeat)."""
+    span = slice(first - 2, last - 1)  # the times start at frame 2
+
+    def cost(on: list[float], off: list[float]) -> float:
+        return float(np.mean(np.subtract(on[span], off[span]))) * 1e3
+
+    addon = [cost(on, off) for on, off in zip(times["on"], times["off"], strict=True)]
+    shrinkwrap = [cost(on, off) for on, off in zip(times["shrinkwrap on"], times["shrinkwrap off"], strict=True)]
+    return addon, shrinkwrap
+
+
+def rows(results: dict) -> list[dict]:
+    """One row per case and phase: min and median over repeats of each side, and their ratios."""
+    found = []
+    for case in CASES:
+        if case.name not in results:
+            continue
+        for phase, (first, last) in case.phases.items():
+            addon, shrinkwrap = phase_costs(results[case.name], first, last)
+            found.append(
+                {
+                    "case": case.label,
+                    "phase": f"{phase} {first}-{last}",
+                    "addon": (min(addon), statistics.median(addon)),
+                    "shrinkwrap": (min(shrinkwrap), statistics.median(shrinkwrap)),
+                }
+            )
+    return found
+
+
+def table(found: list[dict], title: str) -> str:
+    lines = [
+        title,
+        f"  {'case':22} {'frames':13} {'add-on ms':>15} {'Shrinkwrap ms':>15} {'x Shrinkwrap':>13}",
+        f"  {'':22} {'':13} {'min':>7} {'median':>7} {'min':>7} {'median':>7} {'min':>6} {'median':>6}",
+    ]
+    for row in found:
+        (a_min, a_med), (s_min, s_med) = row["addon"], row["shrinkwrap"]
+        lines.append(
+            f"  {row['case']:22} {row['phase']:13} {a_min:7.1f} {a_med:7.1f} {s_min:7.1f} {s_med:7.1f}"
+            f" {a_min / s_min:6.2f} {a_med / s_med:6.2f}"
+        )
+    return "\n".join(lines)
+
+
+def scaling(tables: dict[int, list[dict]]) -> str:
+    """How each side speeds up from one core to n: the 1-core time over the n-core time."""
+    counts = sorted(tables)
+    base = tables[counts[0]]
+    header = "".join(f"  {f'add-on {counts[0]}/{n}':>13} {f'Shrinkwrap {counts[0]}/{n}':>15}" for n in counts[1:])
+    lines = [f"speed-up with cores (median / median), {' and '.join(map(str, counts))} cores", f"  {'':36}{header}"]
+    for i, row in enumerate(base):
+        cells = ""
+        for n in counts[1:]:
+            addon, shrinkwrap = (row[side][1] / tables[n][i][side][1] for side in ("addon", "shrinkwrap"))
+            cells += f"  {addon:13.2f} {shrinkwrap:15.2f}"
+        lines.append(f"  {row['case']:22} {row['phase']:13}{cells}")
+    return "\n".join(lines)
+
+
+def run(names: list[str], repeat: int) -> dict:
+    zip_path = build(Path(tempfile.mkdtemp()))
+    bpy.ops.extensions.package_install_files(filepath=str(zip_path), repo="user_default", enable_on_install=True)
+    results = {}
+    for case in CASES:
+        if case.name not in names:
+            continue
+        started = time.perf_counter()
+        bench = Bench(case)
+        for _ in range(repeat):
+            bench.repeat()
+        results[case.name] = bench.times
+        print(f"  {case.label}: {repeat} repeats in {time.perf_counter() - started:.0f} s", flush=True)
+    return results
+
+
+def pinned(counts: list[int], forwarded: list[str]) -> None:
+    """Run the benchmark once per core count, pinned with taskset, then compare."""
+    available = sorted(os.sched_getaffinity(0))
+    tables = {}
+    for count in counts:
+        if count > len(available):
+            sys.exit(f"--cores {count}: only {len(available)} cores here")
+        cpus = ",".join(map(str, available[:count]))
+        with tempfile.NamedTemporaryFile(suffix=".json") as output:
+            command = ["taskset", "-c", cpus, sys.executable, __file__, *forwarded, "--json", output.name]
+            print(f"$ {' '.join(command)}", flush=True)
+            subprocess.run(command, check=True)
+            tables[count] = json.loads(Path(output.name).read_text())["rows"]
+    for count in counts:
+        print(table(tables[count], f"pinned to {count} core{'s' if count > 1 else ''} (taskset)"))
+    if len(counts) > 1:
+        print(scaling(tables))
 
 
 def main() -> None:
-    zip_path = build(Path(tempfile.mkdtemp()))
-    bpy.ops.extensions.package_install_files(filepath=str(zip_path), repo="user_default", enable_on_install=True)
-    print("whole frame = collider query + solver step + shape-key write (the playback update)")
-    for subdivisions in (256, 316):
-        timings, vertices, sizes = frame_times(subdivisions)
-        sinking, holding = statistics.median(timings[2:14]) * 1e3, statistics.median(timings[16:]) * 1e3
-        shrinkwrap = shrinkwrap_time(subdivisions) * 1e3
-        kind = "grid" if len(sizes) and sizes[0] == 4 else "mesh"
-        print(f"  {vertices:,} vertices ({kind} hierarchy, {len(sizes)} levels): Shrinkwrap {shrinkwrap:.1f} ms")
-        print(f"    ball sinking {sinking:6.1f} ms  {sinking / shrinkwrap:5.2f} x Shrinkwrap")
-        print(f"    ball held    {holding:6.1f} ms  {holding / shrinkwrap:5.2f} x Shrinkwrap")
-        timings, _, _ = frame_times(subdivisions, preset="Soft Clay", last=60)
-        settled = statistics.median(timings[-15:]) * 1e3  # frames 46-60: the press has settled
-        print(f"    held, settled (Soft Clay) {settled:6.1f} ms  {settled / shrinkwrap:5.2f} x Shrinkwrap")
-        timings, _, _ = frame_times(subdivisions, away=True)
-        idle, shrinkwrap_idle = statistics.median(timings) * 1e3, shrinkwrap_time(subdivisions, away=True) * 1e3
-        print(f"    ball away    {idle:6.1f} ms  {idle / shrinkwrap_idle:5.2f} x Shrinkwrap ({shrinkwrap_idle:.1f} ms)")
-        if subdivisions == 316:
-            timings, _, _ = frame_times(subdivisions, rippled=True)
-            sinking, shrinkwrap = statistics.median(timings[2:14]) * 1e3, shrinkwrap_time(316, rippled=True) * 1e3
-            print(f"    rippled, no flat region: Shrinkwrap {shrinkwrap:.1f} ms")
-            print(f"      ball sinking {sinking:6.1f} ms  {sinking / shrinkwrap:5.2f} x Shrinkwrap")
-        if subdivisions == 256:
-            timings, _, _ = frame_times(subdivisions, rigged=True)
-            sinking, holding = statistics.median(timings[2:14]) * 1e3, statistics.median(timings[16:]) * 1e3
-            print(f"    rigged (armature, posed path): sinking {sinking:6.1f} ms, held {holding:6.1f} ms")
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeat", type=int, help="interleaved repeats of each case (default 7, quick 2)")
+    parser.add_argument("--quick", action="store_true", help=f"2 repeats of {' and '.join(QUICK_CASES)} only")
+    parser.add_argument("--cases", help=f"comma-separated, of: {', '.join(c.name for c in CASES)} (default all)")
+    parser.add_argument("--cores", help="comma-separated core counts, each run pinned with taskset (e.g. 1,2)")
+    parser.add_argument("--json", help="also write the rows and the raw frame times here")
+    args = parser.parse_args()
+    if args.cores:
+        forwarded = (["--quick"] if args.quick else []) + (["--repeat", str(args.repeat)] if args.repeat else [])
+        forwarded += ["--cases", args.cases] if args.cases else []
+        pinned([int(n) for n in args.cores.split(",")], forwarded)
+        return
+    names = args.cases.split(",") if args.cases else QUICK_CASES if args.quick else [c.name for c in CASES]
+    unknown = set(names) - {c.name for c in CASES}
+    if unknown:
+        parser.error(f"unknown cases: {', '.join(sorted(unknown))}")
+    repeat = args.repeat or (2 if args.quick else 7)
+    cores = len(os.sched_getaffinity(0))
+    print(f"a playback frame: frame_set on minus off, {repeat} interleaved repeats, {cores} core(s)", flush=True)
+    results = run(names, repeat)
+    found = rows(results)
+    print(table(found, f"frame cost in ms (min and median of {repeat} repeats), {cores} core(s)"))
+    if args.json:
+        Path(args.json).write_text(json.dumps({"cores": cores, "repeat": repeat, "rows": found, "times": results}))
 
 
 if __name__ == "__main__":
