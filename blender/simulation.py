@@ -17,6 +17,7 @@ import numpy as np
 from ..core import HierarchyCache, Surface, VertexNormals
 from ..core.folds import FoldGuard
 from ..core.frame import advance
+from ..core.vectors import nonzero_rows
 from . import curves, guard, mesh_data, posed
 from .collision import CollisionQuery
 
@@ -250,7 +251,7 @@ def _finder(obj, simulation: Simulation, scene, depsgraph):
             raise Unusable(str(problem)) from problem
         with posed.Deformation(obj, depsgraph, scene) as deformation:
             contact = ask(seen, lambda index: deformation.to_posed(simulation.normals[index], index), among)
-            pushed = np.flatnonzero(contact.displacement.any(axis=1))
+            pushed = np.flatnonzero(nonzero_rows(contact.displacement))
             displacement = contact.displacement.copy()
             displacement[pushed] = deformation.to_rest(contact.displacement[pushed], pushed)
         return displacement, contact.touching

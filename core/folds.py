@@ -14,6 +14,7 @@ folds the neighbours of each straightened vertex in turn. It works in the solver
 import numpy as np
 
 from .graph import ranges
+from .vectors import nonzero_rows
 
 #: Bisection steps for the factor on the response along the surface (1/256 at the end).
 ROUNDS = 8
@@ -117,7 +118,7 @@ class FoldGuard:
         response = positions - self.rest
         along = np.einsum("ij,ij->i", response, self.normals)[:, None] * self.normals
         sideways = response - along
-        drifting = (np.abs(sideways) > 1e-9).any(axis=1).nonzero()[0]
+        drifting = nonzero_rows(np.abs(sideways) > 1e-9).nonzero()[0]
         base = self.rest[drifting] + along[drifting]
 
         def scaled(factor: float) -> np.ndarray:

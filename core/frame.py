@@ -18,6 +18,7 @@ import numpy as np
 
 from .folds import FoldGuard
 from .solver import Surface
+from .vectors import nonzero_rows, rows_differ
 
 #: ``find(positions (n, 3), among)``: the pushes (n, 3) out of the colliders and the touching
 #: flags (n,) of the vertices ``among`` (indices; every vertex when None), in the solver's space.
@@ -31,15 +32,16 @@ def advance(surface: Surface, find: Find, dt: float, guard: FoldGuard | None = N
     if not surface.step(push, dt, touching):
         return False
     after = surface.positions
-    moved = (after != before).any(axis=1)
+    moved = rows_differ(after, before)
     unfold = None if guard is None else guard.straighten(after, moved.nonzero()[0])
     if unfold is not None and surface.correct(unfold):
         after = surface.positions
-        moved |= unfold.any(axis=1)
-        push[unfold.any(axis=1)] = 0  # moved after their push: asked again
+        unfolded = nonzero_rows(unfold)
+        moved |= unfolded
+        push[unfolded] = 0  # moved after their push: asked again
     # A pushed vertex ends at its goal, out of the collider, and a resting one stays put:
     # only the others the step moved can have gone in.
-    moved &= ~push.any(axis=1)
+    moved &= ~nonzero_rows(push)
     again, _touching = find(after, moved.nonzero()[0])
     if again.any():
         surface.correct(again)

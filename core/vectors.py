@@ -41,3 +41,15 @@ def inverse_norm(a: np.ndarray) -> np.ndarray:
     np.divide(1.0, length, out=length, where=valid)  # in place: no second array
     length[~valid] = 0.0
     return length
+
+
+def nonzero_rows(a: np.ndarray) -> np.ndarray:
+    """Which rows of an (n, 3) array have a nonzero component, (n,) bool: column by column,
+    several times faster than ``a.any(axis=1)`` (a reduction along a short axis)."""
+    return (a[:, 0] != 0) | (a[:, 1] != 0) | (a[:, 2] != 0)
+
+
+def rows_differ(a: np.ndarray, b: np.ndarray) -> np.ndarray:
+    """Which rows of two (n, 3) arrays differ, (n,) bool (see ``nonzero_rows``)."""
+    differ = a != b
+    return differ[:, 0] | differ[:, 1] | differ[:, 2]

@@ -25,7 +25,7 @@ A frame's cost is on minus off, averaged over the frames of a phase (sinking, he
 min and median are over the repeats, and the ratio add-on / Shrinkwrap compares the figures
 of the same run.
 
-Usage: .venv/bin/python tools/benchmark_frame.py [--repeat 7] [--quick] [--cases 100k,100k-away]
+Usage: .venv/bin/python tools/benchmark_frame.py [--repeat 7] [--quick] [--cases 100k,100k-away] [--zip build.zip]
        .venv/bin/python tools/benchmark_frame.py --cores 1,2   # pinned to core 0, then cores 0-1
 --cores runs the benchmark once per count under `taskset -c 0..n-1`, prints each table, and
 how each side scales (the 1-core time over the n-core time).
@@ -121,11 +121,15 @@ PASSES = ("on", "off", "shrinkwrap on", "shrinkwrap off")
 
 
 def installed_module(name: str):
-    """A module of the installed add-on (``blender.simulation``...)."""
+    """A module of the installed add-on (``blender.simulation``...); for a build from before
+    the glue moved into ``blender/`` (``--zip``), the module of that name at the top."""
     from importlib import import_module
 
     addon = next(key for key in bpy.context.preferences.addons.keys() if key.endswith("collision_response"))
-    return import_module(f"{addon}.{name}")
+    try:
+        return import_module(f"{addon}.{name}")
+    except ModuleNotFoundError:
+        return import_module(f"{addon}.{name.removeprefix('blender.')}")
 
 
 @dataclass
@@ -290,8 +294,8 @@ def scaling(tables: dict[int, list[dict]]) -> str:
     return "\n".join(lines)
 
 
-def run(names: list[str], repeat: int) -> dict:
-    zip_path = build(Path(tempfile.mkdtemp()))
+def run(names: list[str], repeat: int, zip_path: Path | None = None) -> dict:
+    zip_path = zip_path or build(Path(tempfile.mkdtemp()))
     bpy.ops.extensions.package_install_files(filepath=str(zip_path), repo="user_default", enable_on_install=True)
     results = {}
     for case in CASES:
@@ -332,10 +336,12 @@ def main() -> None:
     parser.add_argument("--cases", help=f"comma-separated, of: {', '.join(c.name for c in CASES)} (default all)")
     parser.add_argument("--cores", help="comma-separated core counts, each run pinned with taskset (e.g. 1,2)")
     parser.add_argument("--json", help="also write the rows and the raw frame times here")
+    parser.add_argument("--zip", type=Path, help="benchmark this build of the extension (an older commit's, say)")
     args = parser.parse_args()
     if args.cores:
         forwarded = (["--quick"] if args.quick else []) + (["--repeat", str(args.repeat)] if args.repeat else [])
         forwarded += ["--cases", args.cases] if args.cases else []
+        forwarded += ["--zip", str(args.zip)] if args.zip else []
         pinned([int(n) for n in args.cores.split(",")], forwarded)
         return
     names = args.cases.split(",") if args.cases else QUICK_CASES if args.quick else [c.name for c in CASES]
@@ -345,7 +351,7 @@ def main() -> None:
     repeat = args.repeat or (2 if args.quick else 7)
     cores = len(os.sched_getaffinity(0))
     print(f"a playback frame: frame_set on minus off, {repeat} interleaved repeats, {cores} core(s)", flush=True)
-    results = run(names, repeat)
+    results = run(names, repeat, args.zip)
     found = rows(results)
     print(table(found, f"frame cost in ms (min and median of {repeat} repeats), {cores} core(s)"))
     if args.json:
