@@ -16,3 +16,6 @@ SETTLED_FRACTION = 0.01
 #: there) become exactly 0: a surface out of contact comes to rest in finite time, and its
 #: steps can be skipped, instead of shrinking geometrically for hundreds of frames.
 NEGLIGIBLE = 1e-7
+#: Decimals a step keeps of the pushes' lengths when it chooses the longest (``graph.settled``):
+#: the float32 working precision rounds at about 1e-7 of them.
+SETTLED_STEP = 6

@@ -75,6 +75,17 @@ def independent_set(vertex_count: int, heads: np.ndarray, tails: np.ndarray) -> 
     return chosen
 
 
+def settled(values: np.ndarray, scale, decimals: int = 9) -> np.ndarray:
+    """``values / scale`` rounded to ``decimals``, for choosing a largest: values equal but for
+    rounding become equal, and the tie goes to the lower index, as it does for the mesh turned
+    or moved (which rounds differently). A symmetric mesh is full of such ties (two kept
+    neighbours as near, a vertex on the edge two coarse triangles share, two children pushed
+    as far); broken by rounding, they would change the hierarchy, and so the response, when
+    the scene is turned."""
+    scale = float(scale)
+    return np.round(values / scale, decimals) if scale > 0 else values
+
+
 def group_argmax(groups: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """For every group present, the position of its largest value (the first among equals).
 

@@ -9,8 +9,9 @@ from typing import Literal
 
 import numpy as np
 
-from .constants import TINY
+from .constants import SETTLED_STEP, TINY
 from .frames import TangentFrames, frames_from_tangents
+from .graph import settled
 from .vectors import dot
 
 Restriction = Literal["max", "average", "full_weighting"]
@@ -42,7 +43,7 @@ def children(fine: np.ndarray) -> np.ndarray:
 
 def _longest(kids: np.ndarray, lengths: np.ndarray) -> np.ndarray:
     """The longest of the children of each parent, (3, rows, cols)."""
-    pick = np.argmax(lengths, axis=0)
+    pick = np.argmax(settled(lengths, lengths.max(initial=0.0), SETTLED_STEP), axis=0)
     return np.take_along_axis(kids, pick[None, None], axis=0)[0]
 
 

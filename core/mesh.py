@@ -16,9 +16,17 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .constants import DTYPE, TINY
+from .constants import DTYPE, SETTLED_STEP, TINY
 from .frames import TangentFrames
-from .graph import components, group_argmax, independent_set, polygon_neighbours, ranges, symmetric_graph
+from .graph import (
+    components,
+    group_argmax,
+    independent_set,
+    polygon_neighbours,
+    ranges,
+    settled,
+    symmetric_graph,
+)
 from .grid import Prolongation, Restriction
 from .vectors import cross, dot
 
@@ -34,6 +42,9 @@ STALLED = 0.9
 #: level's median edge, give a vertex no frame of its own.
 MIN_FRAME_SINE = 0.05
 MIN_TANGENT = 1e-3
+#: Where no neighbourhood on either level is wider than ``MIN_FRAME_SINE``, a thinner one
+#: down to this still makes the frame (better than the object's axes, which never turn).
+LAST_RESORT_SINE = 1e-3
 
 
 @dataclass
@@ -127,12 +138,26 @@ class MeshHierarchy:
         """Where the frames of ``level`` come from: a stencil on its prolongated parent
         surface at rest, and the coarse level's stencil at the heaviest parent where that
         surface is flat around a vertex."""
-        own, flat = _stencil(self.prolong(level, coarse_rest.T, "linear").T, *graph)
+        parent_surface = self.prolong(level, coarse_rest.T, "linear").T
+        own, flat = _stencil(parent_surface, *graph)
         fallback = flat.nonzero()[0]
         transfer = self._transfers[level - 1]
-        heaviest = transfer.parents[np.argmax(transfer.weights[:, fallback], axis=0), fallback]
+        heaviest = transfer.parents[np.argmax(settled(transfer.weights[:, fallback], 1.0), axis=0), fallback]
         heads, tails = coarse_graph
-        coarse, _ = _stencil(coarse_rest, heads, tails, of=heaviest)
+        coarse, coarse_flat = _stencil(coarse_rest, heads, tails, of=heaviest)
+        if coarse_flat.any():
+            # Flat on both levels (a coarse level of a thin tube is nearly a line): the thin
+            # neighbourhood's own tangents still make a frame that turns with the surface,
+            # where the object's axes would not turn at all.
+            thin = fallback[coarse_flat]
+            last, still_flat = _stencil(parent_surface, *graph, of=thin, min_sine=LAST_RESORT_SINE)
+            use = ~still_flat
+            for name in ("u1", "u0", "v1", "v0"):
+                getattr(own, name)[thin[use]] = getattr(last, name)[use]
+            keep = np.ones(fallback.size, dtype=bool)
+            keep[coarse_flat.nonzero()[0][use]] = False
+            fallback, heaviest = fallback[keep], heaviest[keep]
+            coarse = _Stencil(*(getattr(coarse, name)[keep] for name in ("u1", "u0", "v1", "v0")))
         count = own.u1.size
         slot = np.full(count, -1)
         slot[fallback] = np.arange(fallback.size)
@@ -176,7 +201,7 @@ class MeshHierarchy:
         entries = np.sort(_entries_of(transfer, moving))
         group = transfer.child_group[entries]
         child = transfer.child_fine[entries]
-        ids, best = group_argmax(group, lengths[child])
+        ids, best = group_argmax(group, settled(lengths[child], lengths[moving].max(), SETTLED_STEP))
         longest = fine[:, child[best]]
         if method == "max":
             coarse[:, ids] = longest
@@ -286,7 +311,13 @@ def _average(fine, lengths, transfer, entries, group, child, ids, longest):
     where = np.searchsorted(ids, group[selves])
     own[:, where] = fine[:, child[selves]]
     own_moves[where] = True
-    use_mean = own_moves & (count > 0) & (dot(mean, mean) > dot(own, own))
+    mean_squared, own_squared = dot(mean, mean), dot(own, own)
+    scale = max(float(mean_squared.max(initial=0.0)), float(own_squared.max(initial=0.0)))
+    use_mean = (
+        own_moves
+        & (count > 0)
+        & (settled(mean_squared, scale, SETTLED_STEP) > settled(own_squared, scale, SETTLED_STEP))
+    )
     return np.where(use_mean, mean, np.where(own_moves, own, longest))
 
 
@@ -378,7 +409,7 @@ def _barycentric_weights(rest: np.ndarray, keep: np.ndarray, heads: np.ndarray, 
     link = ~keep[heads] & keep[tails]
     owner, near = heads[link], coarse_of[tails[link]]  # removed vertex, a kept neighbour
     gap = np.linalg.norm(rest[owner] - rest[kept_fine[near]], axis=1)
-    ids, best = group_argmax(owner, -gap)
+    ids, best = group_argmax(owner, -settled(gap, gap.max(initial=0.0)))
     parents[:, ids] = kept_fine[near[best]]  # nearest kept neighbour, the last resort
     weights[0, ids] = 1.0
     points = np.ascontiguousarray(rest.T)
@@ -399,6 +430,7 @@ def _place(points, owner, near, shapes, kept_fine, parents, weights) -> np.ndarr
     fine = np.repeat(owner, number)
     corners = kept_fine[shapes[fan[ranges(fan_start[near], number)]]].T
     coordinates = _barycentric(points.take(fine, axis=1), *(points.take(c, axis=1) for c in corners))
+    coordinates = settled(coordinates, 1.0)  # a vertex on a coarse edge: exactly 0 from the far corner
     ids, best = group_argmax(fine, np.min(coordinates, axis=0))
     ok = np.isfinite(coordinates[0, best])  # not a degenerate shape
     ids, best = ids[ok], best[ok]
@@ -462,7 +494,11 @@ def _barycentric(point: np.ndarray, *corners: np.ndarray) -> np.ndarray:
 
 
 def _stencil(
-    points: np.ndarray, heads: np.ndarray, tails: np.ndarray, of: np.ndarray | None = None
+    points: np.ndarray,
+    heads: np.ndarray,
+    tails: np.ndarray,
+    of: np.ndarray | None = None,
+    min_sine: float = MIN_FRAME_SINE,
 ) -> tuple[_Stencil, np.ndarray]:
     """For each vertex (or each of ``of``), the ends of two central differences across its
     neighbourhood (itself and its neighbours ``heads``, ``tails``): the two points furthest
@@ -497,7 +533,7 @@ def _stencil(
         along = (spread * axis[group]).sum(axis=1)
         for sign in (1.0, -1.0):
             end = of.copy()
-            ids, best = group_argmax(group, sign * along)
+            ids, best = group_argmax(group, settled(sign * along, np.abs(along).max(initial=0.0)))
             end[ids] = ends_of[best]
             ends.append(end)
     stencil = _Stencil(u1=ends[0], u0=ends[1], v1=ends[2], v0=ends[3])
@@ -506,7 +542,7 @@ def _stencil(
     area = np.linalg.norm(np.cross(du.T, dv.T), axis=1)
     scale = np.median(du_length) if count else 0.0
     short = (du_length <= MIN_TANGENT * scale) | (dv_length <= MIN_TANGENT * scale)
-    flat = short | (area <= MIN_FRAME_SINE * du_length * dv_length)
+    flat = short | (area <= min_sine * du_length * dv_length)
     for end in ends:
         end[flat] = of[flat]
     return stencil, flat

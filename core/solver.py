@@ -425,16 +425,18 @@ class Surface:
         # No further along the push than this step's push, nor than the deepest goal below
         # is from rest: a coarse vertex that pushes from one child after another (a ball
         # sliding, wandering) would otherwise sink a step's push further every step.
-        room = dot(reach, unit) - dot(free - _gather(lv.rest, contact), unit)
+        deepest = dot(reach, unit)
+        room = deepest - dot(free - _gather(lv.rest, contact), unit)
         left = np.maximum(np.minimum(length - along, room), 0.0)
-        bulge = absorption * length
-        if (absorption < 0).any():
-            # A bulge is a fraction of the push now, not a sum of pushes: what this level
-            # already bulges against the push (elastic or yielded) counts, so a press held
-            # or sliding (where every step pushes again) cannot grow it without bound.
-            bulged = -dot(_gather(lv.offsets, contact), unit)
-            bulge = np.minimum(bulge + np.maximum(bulged, 0.0), 0.0)
-        share = unit * np.where(absorption >= 0, np.minimum(left, absorption * length), bulge)
+        # The level's share is a fraction of how deep the colliders reach beneath it, from
+        # rest (a state), less what it already holds along the push: not a fraction of each
+        # step's push, whose sum over a press depends on how many steps it took (the
+        # restriction keeps the longest child's push, and a sum of longest pushes grows with
+        # the number of steps). So a press gives the same dent at any frame rate, and a
+        # press held or sliding (every step pushes again) cannot grow a level's share, in
+        # or out (a bulge), beyond its fraction.
+        wanted = absorption * deepest - dot(_gather(lv.offsets, contact), unit)
+        share = unit * np.where(absorption >= 0, np.clip(wanted, 0.0, left), np.minimum(wanted, 0.0))
         damping = _at(c.damping, contact)
         delta = share * damping
         if (damping < 1).any():

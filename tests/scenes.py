@@ -35,6 +35,41 @@ def shuffled_triangulated_grid(level: int, seed: int = 0):
     return grid_rest(level)[order], new_index[triangles]
 
 
+def uv_sphere(radius: float, segments: int, rings: int):
+    """A closed UV sphere of triangles (Blender's primitive, triangulated): positions (n, 3)
+    and triangles (t, 3), wound outward."""
+    theta = np.linspace(0.0, np.pi, rings + 1)[1:-1]
+    phi = np.linspace(0.0, 2 * np.pi, segments, endpoint=False)
+    t, p = np.meshgrid(theta, phi, indexing="ij")
+    ring = np.stack([np.sin(t) * np.cos(p), np.sin(t) * np.sin(p), np.cos(t)], axis=-1).reshape(-1, 3)
+    points = np.vstack([ring, [[0.0, 0.0, 1.0], [0.0, 0.0, -1.0]]]) * radius
+    top, bottom = len(ring), len(ring) + 1
+    r, s = np.divmod(np.arange((rings - 2) * segments), segments)
+    a, b = r * segments + s, r * segments + (s + 1) % segments
+    c, d = b + segments, a + segments
+    s = np.arange(segments)
+    last = (rings - 2) * segments
+    triangles = np.concatenate(
+        [
+            np.stack([a, d, c], 1),
+            np.stack([a, c, b], 1),
+            np.stack([np.full(segments, top), s, (s + 1) % segments], 1),
+            np.stack([np.full(segments, bottom), last + (s + 1) % segments, last + s], 1),
+        ]
+    )
+    return points, triangles
+
+
+def tube(radius: float, length: float, segments: int, rows: int):
+    """An open tube of triangles along x, centred: positions (n, 3) and triangles (t, 3)."""
+    phi = np.linspace(0.0, 2 * np.pi, segments, endpoint=False)
+    x, p = np.meshgrid(np.linspace(-length / 2, length / 2, rows), phi, indexing="ij")
+    points = np.stack([x, radius * np.cos(p), radius * np.sin(p)], axis=-1).reshape(-1, 3)
+    r, s = np.divmod(np.arange((rows - 1) * segments), segments)
+    a, b = r * segments + s, r * segments + (s + 1) % segments
+    return points, np.concatenate([np.stack([a, b, b + segments], 1), np.stack([a, b + segments, a + segments], 1)])
+
+
 def grid_surface(level: int, **settings) -> Surface:
     """A flat grid surface with uniform settings (keywords of ``LevelSettings.uniform``)."""
     return Surface(GridHierarchy(level), grid_rest(level), LevelSettings.uniform(level + 1, **settings))
