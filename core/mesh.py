@@ -150,7 +150,8 @@ class MeshHierarchy:
             # neighbourhood's own tangents still make a frame that turns with the surface,
             # where the object's axes would not turn at all.
             thin = fallback[coarse_flat]
-            last, still_flat = _stencil(parent_surface, *graph, of=thin, min_sine=LAST_RESORT_SINE)
+            level_heads, level_tails = graph
+            last, still_flat = _stencil(parent_surface, level_heads, level_tails, of=thin, min_sine=LAST_RESORT_SINE)
             use = ~still_flat
             for name in ("u1", "u0", "v1", "v0"):
                 getattr(own, name)[thin[use]] = getattr(last, name)[use]
