@@ -5,8 +5,10 @@ One ``Simulation`` per enabled mesh object, kept in memory (not saved). It simul
 forward: the solver's state is kept at the last simulated frame (the head), and the
 positions of every frame played are cached, so scrubbing back shows cached frames, and a
 frame past the head is reached by simulating forward from it. The shape at a frame is
-therefore the same whatever path of scrubbing led there. Any change of a setting, a
-collider or the mesh drops the simulation; the next frame restarts it at the start frame.
+therefore the same whatever path of scrubbing led there. The frames are kept as the rows
+that changed (``core.played``): memory grows with what moves, not with the mesh. Any
+change of a setting, a collider or the mesh drops the simulation; the next frame restarts
+it at the start frame.
 """
 
 from dataclasses import dataclass, field
@@ -17,6 +19,7 @@ import numpy as np
 from ..core import HierarchyCache, Surface, VertexNormals
 from ..core.folds import FoldGuard
 from ..core.frame import advance
+from ..core.played import PlayedFrames
 from ..core.vectors import nonzero_rows
 from . import curves, guard, mesh_data, posed
 from .collision import CollisionQuery
@@ -38,7 +41,7 @@ class Simulation:
     head: int  # last simulated frame
     normals: np.ndarray  # the rest shape's vertex normals: the pushes follow them
     folds: FoldGuard
-    frames: dict[int, np.ndarray] = field(default_factory=dict)
+    frames: PlayedFrames = field(default_factory=PlayedFrames)
     warnings: list[str] = field(default_factory=list)  # about the mesh, from when it was built
     messages: list[str] = field(default_factory=list)  # about the colliders, from the last step
 
@@ -175,10 +178,10 @@ def positions_at(obj, scene, frame: int, depsgraph: bpy.types.Depsgraph) -> np.n
     if frame < simulation.start:
         return mesh_data.rest_positions(obj)
     if frame in simulation.frames:
-        return simulation.frames[frame]
+        return simulation.frames.get(frame)
     for current in _frames_in_scene(scene, simulation.head + 1, frame):
         _step(obj, simulation, scene, current, depsgraph)
-    return simulation.frames[frame]
+    return simulation.frames.get(frame)
 
 
 def _frames_in_scene(scene, first: int, last: int):
@@ -208,8 +211,8 @@ def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.D
         find(surface.positions, None)  # (their motion is measured from there)
         moved = False
     # An idle step leaves the positions the last frame had (the same bits: no copy, no write).
-    idle = not moved and simulation.frames
-    simulation.frames[frame] = simulation.frames[simulation.head] if idle else surface.positions
+    last = simulation.frames.last
+    simulation.frames.keep(frame, last if not moved and last is not None else surface.positions)
     simulation.head = frame
 
 
@@ -238,7 +241,7 @@ def _finder(obj, simulation: Simulation, scene, depsgraph):
             contact = ask(positions, simulation.normals, among)
             return contact.displacement, contact.touching
         if among is None:  # the state the key holds already, when it does: no write
-            positions = simulation.frames.get(simulation.head, positions)
+            positions = positions if simulation.frames.last is None else simulation.frames.last
         else:  # only those near a collider matter (the query asks no others)
             among = among[simulation.query.near[among]]
             if among.size == 0:

@@ -1,5 +1,7 @@
 """The add-on as an animator uses it: enable, play, scrub, change settings, bake, save."""
 
+import sys
+
 import bpy
 import numpy as np
 import pytest
@@ -73,6 +75,41 @@ def test_the_shape_at_a_frame_is_the_same_whatever_the_scrubbing_path(scene):
     grid.collision_response.friction = 0.0  # a "change" to the same value still restarts
     scene.frame_set(25)  # a jump past the cache simulates forward from the start
     np.testing.assert_array_equal(response(grid), reference[25])
+
+
+def test_a_long_shot_scrubs_exactly_and_keeps_only_what_moved(addon):
+    """100 frames (past several checkpoints of the played-frames cache): a ball sinks, slides
+    and holds. Scrubbed at random, every frame shows exactly what it showed when played, and
+    the cache holds what moved, not a copy of the mesh a frame (issue 17)."""
+    scene, grid = scene_with_grid(100)
+    bpy.ops.mesh.primitive_uv_sphere_add(radius=0.4, location=(0, 0, 0.5))
+    ball = bpy.context.active_object
+    for frame, location in ((1, (0, 0, 0.5)), (20, (0, 0, 0.3)), (45, (0.3, 0, 0.3))):
+        ball.location = location
+        ball.keyframe_insert("location", frame=frame)
+    ball.select_set(True)
+    grid.select_set(True)
+    bpy.context.view_layer.objects.active = grid
+    bpy.ops.object.collision_response_enable()
+    reference = play(scene, range(1, 101))
+    rng = np.random.default_rng(5)
+    for frame in [100, *rng.integers(1, 101, 40), 33, 34, 35, 64, 65, 97]:
+        scene.frame_set(int(frame))
+        np.testing.assert_array_equal(response(grid), reference[int(frame)])
+    played = sys.modules[addon.__name__ + ".blender.simulation"].get(grid).frames
+    whole = reference[1].nbytes
+    assert len(played) == 100
+    # Each frame costs the rows that changed since the frame before (16 bytes: index and
+    # position), or a whole copy where that is less, and every 32nd frame is whole.
+    bound = 0
+    for frame in range(1, 101):
+        changed = np.count_nonzero((reference[frame] != reference.get(frame - 1, np.nan)).any(axis=1))
+        bound += whole if (frame - 1) % 32 == 0 else min(whole, 16 * changed)
+    assert played.nbytes <= bound
+    held = sum(not (reference[f] != reference[f - 1]).any() for f in range(2, 101))
+    assert held >= 10  # frames where nothing moved cost nothing:
+    assert played.nbytes <= (100 - held + 4) * whole  # a whole copy a frame before
+    bpy.ops.wm.read_homefile(use_empty=True)
 
 
 def test_changing_a_setting_restarts_the_response(scene):

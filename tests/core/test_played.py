@@ -1,0 +1,66 @@
+"""The frames played: every frame read back bit for bit, in any order, in memory that grows
+with what moves (issue 17: a whole copy a frame was 1.7 GB after 150 frames at 1M vertices)."""
+
+import numpy as np
+import pytest
+
+from core.played import CHECKPOINT, PlayedFrames
+
+
+def played(seed: int, frames: int, count: int = 5000):
+    """A random shot: most frames move a few hundred rows, some hold still (the same array,
+    as the add-on hands an idle frame), some move every row."""
+    rng = np.random.default_rng(seed)
+    positions = rng.normal(size=(count, 3)).astype(np.float32)
+    shot = []
+    for _ in range(frames):
+        kind = rng.choice(["some", "idle", "all"], p=[0.7, 0.2, 0.1])
+        if kind == "idle" and shot:
+            shot.append(shot[-1])
+            continue
+        positions = positions.copy()
+        rows = np.arange(count) if kind == "all" else rng.choice(count, rng.integers(0, 300), replace=False)
+        positions[rows] += rng.normal(scale=1e-3, size=(rows.size, 3)).astype(np.float32)
+        shot.append(positions)
+    return shot
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_every_frame_reads_back_bit_for_bit_in_any_order(seed):
+    shot = played(seed, 150)
+    frames = PlayedFrames()
+    start = 7
+    for offset, positions in enumerate(shot):
+        frames.keep(start + offset, positions)
+        assert frames.get(start + offset) is positions  # the head is handed out as it is
+    order = np.random.default_rng(seed).permutation(len(shot))
+    for offset in list(order) + list(range(len(shot))):  # scrubbing at random, then playing through
+        np.testing.assert_array_equal(frames.get(start + int(offset)), shot[offset])
+    assert start - 1 not in frames and start + len(shot) not in frames
+    with pytest.raises(KeyError):
+        frames.get(start + len(shot))
+
+
+def test_memory_grows_with_what_moves_not_with_the_mesh():
+    count, moved, length = 100_000, 500, 128
+    rng = np.random.default_rng(0)
+    frames = PlayedFrames()
+    positions = rng.normal(size=(count, 3)).astype(np.float32)
+    for frame in range(length):
+        positions = positions.copy()
+        positions[rng.choice(count, moved, replace=False)] += 1e-3
+        frames.keep(frame, positions)
+    whole = positions.nbytes
+    checkpoints = -(-length // CHECKPOINT)
+    # the checkpoints, plus each frame's rows (4 bytes of index, 12 of values)
+    assert frames.nbytes <= checkpoints * whole + length * moved * 16
+    assert frames.nbytes < 0.05 * length * whole  # a whole copy a frame would be 20 x this
+
+
+def test_kept_positions_are_read_only_and_frames_follow_each_other():
+    frames = PlayedFrames()
+    frames.keep(1, np.zeros((4, 3), dtype=np.float32))
+    with pytest.raises(ValueError):
+        frames.get(1)[0, 0] = 1.0
+    with pytest.raises(ValueError, match="does not follow"):
+        frames.keep(3, np.zeros((4, 3), dtype=np.float32))
