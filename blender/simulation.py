@@ -133,6 +133,10 @@ def _build(obj, scene) -> Simulation:
     size = float(np.linalg.norm(np.ptp(rest, axis=0))) or 1.0
     coefficients = curves.level_settings(settings, level_count, size)
     coefficients.maps = _behaviour_maps(obj)
+    if "yield_limit" in coefficients.maps:
+        # A Yield Map scales the curve's fraction of the object's size; at the top, "never",
+        # that is the size itself (no offset reaches it), so a weight below 1 scales it too.
+        coefficients.yield_limit = np.minimum(coefficients.yield_limit, size)
     surface = Surface(hierarchy, rest, coefficients)
     start = settings.start_frame
     vertex_normals = VertexNormals(len(rest), *topology[:2])
