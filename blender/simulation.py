@@ -81,14 +81,14 @@ def colliders(obj) -> list:
     return found
 
 
-def _hierarchy(obj):
+def hierarchy(obj):
     """The object's hierarchy (built once per topology and rest shape)."""
     return _hierarchies.get(mesh_data.rest_positions(obj), *mesh_data.topology(obj.data))
 
 
 def level_count(obj) -> int:
     """How many levels the object's mesh has, coarse to fine."""
-    return len(_hierarchy(obj).sizes)
+    return len(hierarchy(obj).sizes)
 
 
 def _behaviour_maps(obj) -> dict[str, np.ndarray]:
@@ -108,7 +108,7 @@ def fingerprint(obj, level_count: int) -> tuple:
     mesh = obj.data
     plain = tuple(
         getattr(settings, name)
-        for name in ("start_frame", "friction", "standoff", "substeps", "restriction", "prolongation")
+        for name in ("start_frame", "friction", "standoff", "substeps", "restriction", "prolongation", "recovers")
     )
     groups = tuple(getattr(settings, f"{name}_group") for name in curves.CURVES)
     collider_names = tuple(o.name if o else None for o in colliders(obj))

@@ -159,3 +159,108 @@ def test_a_yield_map_on_a_level_that_never_yields_is_plastic_at_0_in_the_solver_
     pressed = np.linalg.norm(flat[:, :2], axis=1) < 0.3
     np.testing.assert_allclose(z[pressed & (flat[:, 0] > 0)], -0.05, atol=1e-6)  # clay: kept
     assert np.abs(z[flat[:, 0] < 0]).max() < 1e-4  # elastic: back
+
+
+# -- 2. words and units -------------------------------------------------------------------------
+
+
+def test_every_setting_says_what_it_does_in_an_animators_words(addon):
+    from bl_ext.user_default.collision_response.blender import curves
+
+    rna = bpy.types.Object.bl_rna.properties["collision_response"].fixed_type.properties
+    labels = {name: label for name, (label, *_range) in curves.CURVES.items()}
+    assert labels == {
+        "absorption": "Absorption",
+        "response_time": "Time to Follow (s)",
+        "time_to_rest": "Time to Rest (s)",
+        "yield_limit": "Yield Limit (share of size)",
+    }
+    assert rna["recovers"].name == "Spring Back" and "never" in rna["recovers"].description
+    assert rna["response_time_group"].name == "Follow Map"
+    assert rna["restriction"].name == "Spread to Coarse Levels"
+    assert rna["prolongation"].name == "Shape Between Points"
+    for name in curves.CURVES:  # the exact-value rows: a name, a tooltip, the curve's range
+        row = rna[f"{name}_levels"]
+        assert row.name == labels[name] and "coarse" in row.description and len(row.description) > 60
+        assert (row.hard_min, row.hard_max) == curves.CURVES[name][1:3]
+        assert "weight 1 (or not in the group)" in rna[f"{name}_group"].description
+    assert "bounding-box diagonal" in rna["yield_limit_levels"].description
+
+
+def test_time_to_rest_at_the_top_of_its_range_is_5_s_and_never_is_spring_back_off(scene):
+    scene, grid, ball = scene
+    enable(grid, absorption=[0.0, 0.5], time_to_rest=[5.0])
+    assert grid.collision_response.recovers
+    shapes = play(scene, grid, ball, range(1, 83))
+    depth = -shapes[21][:, 2].min()
+    # 60 frames (2.5 s) after the ball left, half of 5 s: 0.01 ** 0.5 = 10 % is left.
+    assert -shapes[82][:, 2].min() == pytest.approx(0.1 * depth, rel=0.05)
+    grid.collision_response.recovers = False  # never: the dent stays as the ball left it
+    scene.frame_set(1)
+    kept = play(scene, grid, ball, range(1, 83))
+    assert -kept[82][:, 2].min() == pytest.approx(depth, abs=1e-6)
+    np.testing.assert_array_equal(kept[82], kept[40])
+
+
+def test_a_file_from_before_spring_back_keeps_never_meaning_never(scene, tmp_path):
+    """An old file's Time to Rest at the top (5 s) on every level meant never: on loading
+    it is Spring Back off; one below the top keeps its time."""
+    scene, grid, _ = scene
+    enable(grid, time_to_rest=[5.0])
+    plane = bpy.data.objects.new("Old", grid.data.copy())
+    scene.collection.objects.link(plane)
+    from bl_ext.user_default.collision_response.blender import curves
+
+    # Curves of its own, one level below the top.
+    curves.ensure_curves(plane.collision_response, 3, defaults={"time_to_rest": np.array([5.0, 5.0, 2.0])})
+    for obj in (grid, plane):
+        obj.collision_response.version = 0  # as saved before version 1
+    path = str(tmp_path / "old.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=path)
+    bpy.ops.wm.open_mainfile(filepath=path)
+    grid, plane = bpy.data.objects["Grid"].collision_response, bpy.data.objects["Old"].collision_response
+    assert (grid.recovers, grid.version) == (False, 1)
+    assert (plane.recovers, plane.version) == (True, 1)
+    assert plane.profiles["time_to_rest"] == pytest.approx([5.0, 5.0, 2.0], abs=1e-5)
+
+
+def test_the_exact_value_rows_are_the_curves_points(scene):
+    scene, grid, ball = scene
+    enable(grid, absorption=[0.0, 0.5])
+    settings = grid.collision_response
+    levels = len(settings.profiles["absorption"])
+    assert levels == 6 and list(settings.absorption_levels[:levels]) == pytest.approx(np.linspace(0, 0.5, 6))
+    before = play(scene, grid, ball, range(1, 21))[20]
+    settings.absorption_levels[1] = 0.9  # typed in the row under the curve
+    assert settings.profiles["absorption"][1] == pytest.approx(0.9)
+    settings.absorption_levels[0] = 5.0  # the curve's range holds
+    assert settings.profiles["absorption"][0] == 1.0
+    scene.frame_set(1)
+    after = play(scene, grid, ball, range(1, 21))[20]
+    assert np.abs(after - before).max() > 0.01  # the response restarted with the new values
+
+
+# -- 3. levels as sizes -------------------------------------------------------------------------
+
+
+def test_each_level_is_shown_as_the_spacing_of_its_vertices(scene):
+    """Blender's 33 x 33 grid, 2 m wide: levels 2 m, 1 m, 50 cm, ... 6.25 cm apart; scaled
+    by 3, three times that; the 0.8 m ball shapes the levels of 50 cm and finer."""
+    from bl_ext.user_default.collision_response.blender import sizes
+
+    scene, grid, ball = scene
+    enable(grid)
+    np.testing.assert_allclose(sizes.level_sizes(grid), 2.0 / 2 ** np.arange(6), rtol=1e-6)
+    assert sizes.length(0.5, scene) == "50 cm" and sizes.length(0.0625, scene) == "6.25 cm"
+    assert sizes.collider_size(ball) == pytest.approx(0.8, rel=1e-3)
+    assert sizes.first_level_reached(sizes.level_sizes(grid), 0.8) == 2
+    reached = "Sphere (80 cm): its shape on levels of 50 cm and finer; coarser ones spread it"
+    assert sizes.reach(grid, ball, scene) == reached
+    assert sizes.object_size(grid) == pytest.approx(np.sqrt(8), rel=1e-6)
+    grid.scale = (3, 3, 3)
+    bpy.context.view_layer.update()
+    np.testing.assert_allclose(sizes.level_sizes(grid), 6.0 / 2 ** np.arange(6), rtol=1e-6)
+    assert sizes.reach(grid, ball, scene).endswith("levels of 75 cm and finer; coarser ones spread it")
+    ball.scale = (0.01, 0.01, 0.01)
+    bpy.context.view_layer.update()
+    assert sizes.reach(grid, ball, scene) == "Sphere (8 mm): finer than every level, it moves single vertices"
