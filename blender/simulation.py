@@ -9,6 +9,8 @@ therefore the same whatever path of scrubbing led there. Any change of a setting
 collider or the mesh drops the simulation; the next frame restarts it at the start frame.
 """
 
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import bpy
@@ -22,6 +24,9 @@ from .collision import CollisionQuery
 
 #: Meshes above this many vertices get a warning: the response still runs, slowly.
 LARGE_MESH = 500_000
+
+#: A jump that simulates more frames than this shows its progress (the cursor's counter).
+PROGRESS_FRAMES = 10
 
 _hierarchies = HierarchyCache()
 _simulations: dict[str, "Simulation"] = {}  # by object name
@@ -40,6 +45,14 @@ class Simulation:
     frames: dict[int, np.ndarray] = field(default_factory=dict)
     warnings: list[str] = field(default_factory=list)  # about the mesh, from when it was built
     messages: list[str] = field(default_factory=list)  # about the colliders, from the last step
+    frame_seconds: float = 0.0  # what the last simulated frame cost
+
+    def status(self) -> str:
+        """What the panel says of it: the frames cached and what the last one cost."""
+        if self.head < self.start:
+            return "Nothing cached yet"
+        cached = f"Cached frames {self.start}-{self.head}" if self.head > self.start else f"Cached frame {self.head}"
+        return f"{cached}; the last took {self.frame_seconds * 1000:.0f} ms"
 
 
 class Unusable(Exception):
@@ -179,9 +192,27 @@ def positions_at(obj, scene, frame: int, depsgraph: bpy.types.Depsgraph) -> np.n
         return mesh_data.rest_positions(obj)
     if frame in simulation.frames:
         return simulation.frames[frame]
-    for current in _frames_in_scene(scene, simulation.head + 1, frame):
-        _step(obj, simulation, scene, current, depsgraph)
+    first = simulation.head + 1
+    with _progress(frame - first + 1) as done:
+        for current in _frames_in_scene(scene, first, frame):
+            _step(obj, simulation, scene, current, depsgraph)
+            done(current - first + 1)
     return simulation.frames[frame]
+
+
+@contextmanager
+def _progress(count: int):
+    """Blender's progress (the cursor's counter) over ``count`` frames, when there are many;
+    yields the function that reports how many are done."""
+    manager = bpy.context.window_manager
+    if count <= PROGRESS_FRAMES or manager is None:
+        yield lambda done: None
+        return
+    manager.progress_begin(0, count)
+    try:
+        yield manager.progress_update
+    finally:
+        manager.progress_end()
 
 
 def _frames_in_scene(scene, first: int, last: int):
@@ -199,6 +230,7 @@ def _frames_in_scene(scene, first: int, last: int):
 def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.Depsgraph) -> None:
     """Simulate ``frame`` (the scene is at it): one frame of ``core.frame.advance``, asking
     the colliders about the surface as they see it (posed, for a rigged mesh)."""
+    started = time.perf_counter()
     surface = simulation.surface
     fps = scene.render.fps / scene.render.fps_base
     find = _finder(obj, simulation, scene, depsgraph)
@@ -214,6 +246,7 @@ def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.D
     idle = not moved and simulation.frames
     simulation.frames[frame] = simulation.frames[simulation.head] if idle else surface.positions
     simulation.head = frame
+    simulation.frame_seconds = time.perf_counter() - started
 
 
 def _finder(obj, simulation: Simulation, scene, depsgraph):

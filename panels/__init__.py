@@ -66,6 +66,8 @@ class VIEW3D_PT_collision_response(SidebarPanel):
         state = simulation.get(obj)
         for message in state.warnings + state.messages if state else []:
             layout.label(text=message, icon="ERROR")
+        if state is not None:
+            layout.label(text=state.status(), icon="TIME")
         if not simulation.colliders(obj):
             layout.label(text="No colliders: add some below", icon="ERROR")
 

@@ -264,3 +264,51 @@ def test_each_level_is_shown_as_the_spacing_of_its_vertices(scene):
     ball.scale = (0.01, 0.01, 0.01)
     bpy.context.view_layer.update()
     assert sizes.reach(grid, ball, scene) == "Sphere (8 mm): finer than every level, it moves single vertices"
+
+
+# -- 4. feedback --------------------------------------------------------------------------------
+
+
+def test_the_panel_says_what_is_cached_and_what_a_frame_costs(scene):
+    from bl_ext.user_default.collision_response.blender import simulation
+
+    scene, grid, ball = scene
+    enable(grid)
+    scene.frame_set(1)
+    assert simulation.get(grid).status().startswith("Cached frame 1;")
+    play(scene, grid, ball, range(1, 31))
+    state = simulation.get(grid)
+    assert (state.start, state.head, len(state.frames)) == (1, 30, 30)
+    assert 0.0 < state.frame_seconds < 5.0
+    assert state.status() == f"Cached frames 1-30; the last took {state.frame_seconds * 1000:.0f} ms"
+    scene.frame_set(12)  # scrubbing back shows a cached frame: the cache is unchanged
+    assert simulation.get(grid).status().startswith("Cached frames 1-30;")
+    grid.collision_response.friction = 0.5  # a change restarts: nothing cached past the start
+    scene.frame_set(5)
+    assert simulation.get(grid).status().startswith("Cached frames 1-5;")
+
+
+def test_a_long_jump_simulates_every_frame_between_with_progress(scene):
+    from bl_ext.user_default.collision_response.blender import simulation
+
+    scene, grid, ball = scene
+    enable(grid)
+    reference = play(scene, grid, ball, range(1, 41))[40]
+    grid.collision_response.friction = 0.0  # restart
+    scene.frame_set(40)  # 39 frames at once, more than PROGRESS_FRAMES: with Blender's progress
+    assert 40 - 1 > simulation.PROGRESS_FRAMES
+    np.testing.assert_array_equal(response(grid), reference)
+    assert simulation.get(grid).head == 40
+
+
+def test_baking_with_no_colliders_warns_and_writes_nothing(scene, capfd):
+    scene, grid, ball = scene
+    enable(grid)
+    grid.collision_response.colliders.clear()
+    assert bpy.ops.object.collision_response_bake() == {"CANCELLED"}
+    assert "'Grid' has no colliders: the bake would be 80 unchanged keys" in capfd.readouterr().out
+    assert [k.name for k in grid.data.shape_keys.key_blocks] == ["Basis", "Collision Response"]
+    assert grid.collision_response.enabled
+    grid.collision_response.colliders.add().obj = ball  # with one, it bakes
+    assert bpy.ops.object.collision_response_bake() == {"FINISHED"}
+    assert "Collision Response 0080" in grid.data.shape_keys.key_blocks
