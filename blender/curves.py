@@ -14,15 +14,19 @@ from ..core import LevelSettings
 if TYPE_CHECKING:  # properties.py imports this module
     from .properties import COLLISION_RESPONSE_PG_settings as Settings
 
-#: name: (label in the sidebar, lowest, highest, default). Time to rest at its highest
-#: and yield limit at 1 mean "never": perfectly plastic recovery, perfectly elastic yield.
+#: name: (label in the sidebar, lowest, highest, default). Every time on the curves is a
+#: time (never springing back is the "Spring Back" checkbox); a yield limit of 1 (the
+#: object's size) means never: perfectly elastic.
 CURVES = {
     "absorption": ("Absorption", -1.0, 1.0, 0.0),
-    "response_time": ("Damping (s)", 0.0, 2.0, 0.0),
+    "response_time": ("Time to Follow (s)", 0.0, 2.0, 0.0),
     "time_to_rest": ("Time to Rest (s)", 0.0, 5.0, 1.0),
-    "yield_limit": ("Yield Limit", 0.0, 1.0, 1.0),
+    "yield_limit": ("Yield Limit (share of size)", 0.0, 1.0, 1.0),
 }
-NEVER_RECOVER = CURVES["time_to_rest"][2]
+
+#: The meaning of saved settings: 1 since never springing back is the Spring Back checkbox
+#: (before, a Time to Rest at the top of its range, 5 s, meant never: properties.upgrade).
+VERSION = 1
 
 
 def level_positions(levels: int) -> np.ndarray:
@@ -36,6 +40,7 @@ def ensure_curves(settings: "Settings", levels: int, defaults: dict | None = Non
         # The stubs say new() may give None; for a known tree type it never does.
         tree = cast(bpy.types.NodeTree, bpy.data.node_groups.new(".Collision Response Curves", "ShaderNodeTree"))
         settings.curves = tree
+        settings.version = VERSION
     for name, (label, low, high, default) in CURVES.items():
         node = tree.nodes.get(name)
         if node is None:
@@ -72,20 +77,24 @@ def curve_values(node, levels: int) -> np.ndarray:
     mapping.update()  # points set from Python reach evaluate() only after an update
     curve = mapping.curves[0]
     xs = level_positions(levels) if levels > 1 else np.array([0.0])
+    points = np.array([point.location[:] for point in curve.points])
+    if len(points) == len(xs) and np.allclose(points[:, 0], xs, atol=1e-6):
+        return points[:, 1].astype(np.float64)  # one point a level: the exact values typed
+    # evaluate() reads a table of 256 samples, which rounds a sharp corner off.
     return np.array([mapping.evaluate(curve, float(x)) for x in xs])
 
 
 def level_settings(settings: "Settings", levels: int, size: float) -> LevelSettings:
     """The solver's coefficients from the curves. ``size`` scales the yield limit (a
-    fraction of the object's size: 1 is never, 0 is clay)."""
+    fraction of the object's size: 1 is never, 0 is clay); with Spring Back off nothing
+    recovers (the times to rest are infinite)."""
     tree = ensure_curves(settings, levels)
     values = {name: curve_values(tree.nodes[name], levels) for name in CURVES}
-    rest = values["time_to_rest"]
     yield_fraction = values["yield_limit"]
     return LevelSettings(
         absorption=values["absorption"],
         response_time=values["response_time"],
-        time_to_rest=np.where(rest >= NEVER_RECOVER, np.inf, rest),
+        time_to_rest=values["time_to_rest"] if settings.recovers else np.full(levels, np.inf),
         yield_limit=np.where(yield_fraction >= 1.0, np.inf, yield_fraction * size),
         restriction=settings.restriction,
         prolongation=settings.prolongation,

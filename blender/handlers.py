@@ -4,7 +4,7 @@ leaves the ray-cast helpers out of the file."""
 
 import bpy
 
-from . import guard, posed, simulation
+from . import guard, posed, properties, simulation
 from .collision import colliders as collider_shapes
 from .collision.raycast import remove_all_helpers
 
@@ -52,6 +52,9 @@ def on_depsgraph_update(scene, depsgraph) -> None:
 @bpy.app.handlers.persistent
 def on_load(*_args) -> None:
     simulation.invalidate_all()
+    for obj in bpy.data.objects:  # settings saved by an older version, in today's meaning
+        if obj.type == "MESH":
+            properties.upgrade(obj)
 
 
 @bpy.app.handlers.persistent

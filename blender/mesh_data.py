@@ -53,10 +53,11 @@ def topology(mesh) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
 
 
 def group_weights(obj, group) -> np.ndarray:
-    """Each vertex's weight in the vertex group ``group``, (n,); as with Blender's modifiers,
-    a vertex not in the group has weight 0."""
+    """Each vertex's weight in the vertex group ``group``, (n,). A behaviour map scales its
+    property from the level's own value, so a vertex not in the group weighs 1 (that value):
+    painting part of a mesh changes that part only."""
     mesh = obj.data
-    weights = np.zeros(len(mesh.vertices))
+    weights = np.ones(len(mesh.vertices))
     for vertex in mesh.vertices:  # only at set-up: vertex groups have no bulk reader
         for element in vertex.groups:
             if element.group == group.index:

@@ -6,6 +6,7 @@ from bpy.props import (
     CollectionProperty,
     EnumProperty,
     FloatProperty,
+    FloatVectorProperty,
     IntProperty,
     PointerProperty,
     StringProperty,
@@ -18,6 +19,46 @@ def _changed(settings, context) -> None:
     """Any change of a setting restarts the response at the start frame."""
 
     simulation.invalidate(settings.id_data)
+
+
+#: The most levels a row of exact values shows (a mesh has one level per halving of its
+#: vertex spacing: 6 on the default grid, 9 on a million-vertex mesh).
+MAX_LEVELS = 32
+
+
+def _points(settings, name: str):
+    tree = settings.curves
+    node = tree.nodes.get(name) if tree is not None else None
+    return node.mapping.curves[0].points if node is not None else []
+
+
+def _per_level(name: str, description: str):
+    """The exact value per level of the curve ``name``, coarse to fine: its control points'
+    heights (nothing of its own is saved: the curve holds them)."""
+    label, low, high, _default = curves.CURVES[name]
+
+    def get(settings) -> list[float]:
+        values = [point.location[1] for point in _points(settings, name)][:MAX_LEVELS]
+        return values + [0.0] * (MAX_LEVELS - len(values))
+
+    def set(settings, values) -> None:
+        points = _points(settings, name)
+        for point, value in zip(points, values, strict=False):
+            if point.location[1] != value:
+                point.location = (point.location[0], value)
+        if len(points):
+            settings.curves.nodes[name].mapping.update()
+
+    return FloatVectorProperty(
+        name=label,
+        description=description,
+        size=MAX_LEVELS,
+        min=low,
+        max=high,
+        get=get,
+        set=set,
+        update=_changed,
+    )
 
 
 class COLLISION_RESPONSE_PG_collider(bpy.types.PropertyGroup):
@@ -70,36 +111,92 @@ class COLLISION_RESPONSE_PG_settings(bpy.types.PropertyGroup):
         name="Sub-steps", description="Solver steps per frame", min=1, max=16, default=1, update=_changed
     )
     restriction: EnumProperty(
-        name="Spread",
-        description="How a push reaches the coarse levels",
+        name="Spread to Coarse Levels",
+        description="How a push is handed to the coarse levels, which make the wide part of the dent",
         items=[
-            ("max", "Maximum", "Each coarse point takes the longest push below it: spreads fastest"),
-            ("average", "Average", "The mean of the pushes below it: tighter, smoother"),
-            ("full_weighting", "Weighted", "A weighted mean, as long as the longest push"),
+            ("max", "Deepest", "Each coarse point follows the deepest push near it: the widest, roundest dent"),
+            ("average", "Average", "The mean of the pushes near it: a tighter dent that hugs the collider"),
+            ("full_weighting", "Weighted", "A weighted mean, as deep as the deepest push: in between"),
         ],
         default="max",
         update=_changed,
     )
     prolongation: EnumProperty(
-        name="Interpolation",
-        description="How coarse levels carry the finer ones (cubic needs a grid mesh)",
-        items=[("linear", "Linear", ""), ("cubic", "Cubic", "")],
+        name="Shape Between Points",
+        description="How the surface runs between a coarse level's points, which finer levels follow",
+        items=[
+            ("linear", "Straight", "Straight between the points: quick, may show creases on coarse levels"),
+            ("cubic", "Smooth", "Smooth curves between the points (grid meshes; others use Straight)"),
+        ],
         default="linear",
         update=_changed,
     )
+    recovers: BoolProperty(
+        name="Spring Back",
+        description="Each level springs back in its Time to Rest once nothing presses it; "
+        "off: dents never spring back (the Time to Rest curve is not used)",
+        default=True,
+        update=_changed,
+    )
+    version: IntProperty(default=0, options={"HIDDEN"}, description="Format of these settings (for old files)")
     curves: PointerProperty(type=bpy.types.NodeTree)
+    absorption_levels: _per_level(
+        "absorption",
+        "Share of a push this level takes, coarse (left) to fine (right); "
+        "below 0 it bulges out around the press; the finest level takes what is left",
+    )
+    response_time_levels: _per_level(
+        "response_time",
+        "Seconds this level takes to follow a push, coarse to fine (0: at once); "
+        "the touched vertices leave the collider at once meanwhile; the finest level's value is not used",
+    )
+    time_to_rest_levels: _per_level(
+        "time_to_rest",
+        "Seconds this level takes to spring back once nothing presses it, coarse to fine "
+        "(99 % back; Spring Back off: never)",
+    )
+    yield_limit_levels: _per_level(
+        "yield_limit",
+        "Longest springy offset of this level, as a share of the object's size (bounding-box diagonal), "
+        "coarse to fine: beyond it a dent stays; 0 keeps every dent (clay), 1 never (rubber)",
+    )
     absorption_group: StringProperty(
-        name="Absorption Map", description="Vertex group scaling the absorption", update=_changed
+        name="Absorption Map",
+        description="Vertex group scaling the absorption: weight 1 (or not in the group) is the curve's value, "
+        "0 takes none of the push there",
+        update=_changed,
     )
     response_time_group: StringProperty(
-        name="Damping Map", description="Vertex group scaling the speed of response", update=_changed
+        name="Follow Map",
+        description="Vertex group scaling how fast the surface follows a push: weight 1 (or not in the group) "
+        "is the curve's time, 0.5 twice as long, 0 never gives way there (the collider still never gets in)",
+        update=_changed,
     )
     time_to_rest_group: StringProperty(
-        name="Recovery Map", description="Vertex group scaling the speed of recovery", update=_changed
+        name="Recovery Map",
+        description="Vertex group scaling how fast the surface springs back: weight 1 (or not in the group) "
+        "is the curve's time, 0.5 twice as long, 0 never springs back there",
+        update=_changed,
     )
     yield_limit_group: StringProperty(
-        name="Yield Map", description="Vertex group scaling the yield limit", update=_changed
+        name="Yield Map",
+        description="Vertex group scaling the yield limit: weight 1 (or not in the group) is the curve's value, "
+        "0 keeps every dent there, like clay",
+        update=_changed,
     )
+
+
+def upgrade(obj) -> None:
+    """Bring the object's settings saved by an older version to this one's meaning: before
+    version 1 a Time to Rest at the top of its range (5 s) on every level meant never, now
+    Spring Back off (a level alone at the top now means 5 s)."""
+    settings = obj.collision_response
+    if settings.curves is None or settings.version >= curves.VERSION:
+        return
+    top = curves.CURVES["time_to_rest"][2]
+    if min(settings.time_to_rest_levels[: len(_points(settings, "time_to_rest"))] or [0.0]) >= top - 1e-6:
+        settings.recovers = False
+    settings.version = curves.VERSION
 
 
 classes = (COLLISION_RESPONSE_PG_collider, COLLISION_RESPONSE_PG_settings)

@@ -22,11 +22,21 @@ class COLLISION_RESPONSE_PG_settings(bpy.types.PropertyGroup):
     substeps: int
     restriction: Restriction  # the enum's identifiers are the solver's names
     prolongation: Prolongation
+    recovers: bool
+    version: int
     curves: bpy.types.NodeTree | None
+    absorption_levels: list[float]  # read from and written to the curves' points
+    response_time_levels: list[float]
+    time_to_rest_levels: list[float]
+    yield_limit_levels: list[float]
     absorption_group: str
     response_time_group: str
     time_to_rest_group: str
     yield_limit_group: str
+
+MAX_LEVELS: int
+
+def upgrade(obj: bpy.types.Object) -> None: ...
 
 classes: tuple[type[bpy.types.PropertyGroup], ...]
 

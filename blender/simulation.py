@@ -11,6 +11,8 @@ change of a setting, a collider or the mesh drops the simulation; the next frame
 it at the start frame.
 """
 
+import time
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 import bpy
@@ -26,6 +28,9 @@ from .collision import CollisionQuery
 
 #: Meshes above this many vertices get a warning: the response still runs, slowly.
 LARGE_MESH = 500_000
+
+#: A jump that simulates more frames than this shows its progress (the cursor's counter).
+PROGRESS_FRAMES = 10
 
 _hierarchies = HierarchyCache()
 _simulations: dict[str, "Simulation"] = {}  # by object name
@@ -44,6 +49,14 @@ class Simulation:
     frames: PlayedFrames = field(default_factory=PlayedFrames)
     warnings: list[str] = field(default_factory=list)  # about the mesh, from when it was built
     messages: list[str] = field(default_factory=list)  # about the colliders, from the last step
+    frame_seconds: float = 0.0  # what the last simulated frame cost
+
+    def status(self) -> str:
+        """What the panel says of it: the frames cached and what the last one cost."""
+        if self.head < self.start:
+            return "Nothing cached yet"
+        cached = f"Cached frames {self.start}-{self.head}" if self.head > self.start else f"Cached frame {self.head}"
+        return f"{cached}; the last took {self.frame_seconds * 1000:.0f} ms"
 
 
 class Unusable(Exception):
@@ -85,14 +98,14 @@ def colliders(obj) -> list:
     return found
 
 
-def _hierarchy(obj):
+def hierarchy(obj):
     """The object's hierarchy (built once per topology and rest shape)."""
     return _hierarchies.get(mesh_data.rest_positions(obj), *mesh_data.topology(obj.data))
 
 
 def level_count(obj) -> int:
     """How many levels the object's mesh has, coarse to fine."""
-    return len(_hierarchy(obj).sizes)
+    return len(hierarchy(obj).sizes)
 
 
 def _behaviour_maps(obj) -> dict[str, np.ndarray]:
@@ -112,7 +125,7 @@ def fingerprint(obj, level_count: int) -> tuple:
     mesh = obj.data
     plain = tuple(
         getattr(settings, name)
-        for name in ("start_frame", "friction", "standoff", "substeps", "restriction", "prolongation")
+        for name in ("start_frame", "friction", "standoff", "substeps", "restriction", "prolongation", "recovers")
     )
     groups = tuple(getattr(settings, f"{name}_group") for name in curves.CURVES)
     collider_names = tuple(o.name if o else None for o in colliders(obj))
@@ -137,6 +150,10 @@ def _build(obj, scene) -> Simulation:
     size = float(np.linalg.norm(np.ptp(rest, axis=0))) or 1.0
     coefficients = curves.level_settings(settings, level_count, size)
     coefficients.maps = _behaviour_maps(obj)
+    if "yield_limit" in coefficients.maps:
+        # A Yield Map scales the curve's fraction of the object's size; at the top, "never",
+        # that is the size itself (no offset reaches it), so a weight below 1 scales it too.
+        coefficients.yield_limit = np.minimum(coefficients.yield_limit, size)
     surface = Surface(hierarchy, rest, coefficients)
     start = settings.start_frame
     vertex_normals = VertexNormals(len(rest), *topology[:2])
@@ -179,9 +196,27 @@ def positions_at(obj, scene, frame: int, depsgraph: bpy.types.Depsgraph) -> np.n
         return mesh_data.rest_positions(obj)
     if frame in simulation.frames:
         return simulation.frames.get(frame)
-    for current in _frames_in_scene(scene, simulation.head + 1, frame):
-        _step(obj, simulation, scene, current, depsgraph)
+    first = simulation.head + 1
+    with _progress(frame - first + 1) as done:
+        for current in _frames_in_scene(scene, first, frame):
+            _step(obj, simulation, scene, current, depsgraph)
+            done(current - first + 1)
     return simulation.frames.get(frame)
+
+
+@contextmanager
+def _progress(count: int):
+    """Blender's progress (the cursor's counter) over ``count`` frames, when there are many;
+    yields the function that reports how many are done."""
+    manager = bpy.context.window_manager
+    if count <= PROGRESS_FRAMES or manager is None:
+        yield lambda done: None
+        return
+    manager.progress_begin(0, count)
+    try:
+        yield manager.progress_update
+    finally:
+        manager.progress_end()
 
 
 def _frames_in_scene(scene, first: int, last: int):
@@ -199,6 +234,7 @@ def _frames_in_scene(scene, first: int, last: int):
 def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.Depsgraph) -> None:
     """Simulate ``frame`` (the scene is at it): one frame of ``core.frame.advance``, asking
     the colliders about the surface as they see it (posed, for a rigged mesh)."""
+    started = time.perf_counter()
     surface = simulation.surface
     fps = scene.render.fps / scene.render.fps_base
     find = _finder(obj, simulation, scene, depsgraph)
@@ -214,6 +250,7 @@ def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.D
     last = simulation.frames.last
     simulation.frames.keep(frame, last if not moved and last is not None else surface.positions)
     simulation.head = frame
+    simulation.frame_seconds = time.perf_counter() - started
 
 
 def _finder(obj, simulation: Simulation, scene, depsgraph):

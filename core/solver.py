@@ -496,11 +496,13 @@ class Surface:
         coefficients = []
         for j in range(self.level_count):
             weight = {n: self.hierarchy.inject(j, np.asarray(m, dtype=np.float64)) for n, m in s.maps.items()}
+            yield_weight = weight.get("yield_limit", np.float64(1.0))
             values = (
                 s.absorption[j] * weight.get("absorption", np.float64(1.0)),
                 fraction_per_step(s.response_time[j], dt, weight.get("response_time", 1.0)),
                 fraction_per_step(s.time_to_rest[j], dt, weight.get("time_to_rest", 1.0)),
-                s.yield_limit[j] * weight.get("yield_limit", np.float64(1.0)),
+                # A weight of 0 on a level that never yields is 0 (plastic), not inf * 0 (NaN).
+                np.where(yield_weight > 0, s.yield_limit[j], 0.0) * yield_weight,
             )
             # In the working precision, so per-vertex maps do not promote every product.
             absorption, damping, relaxation, yield_limit = (np.asarray(v, dtype=DTYPE) for v in values)

@@ -161,6 +161,10 @@ class OBJECT_OT_collision_response_bake(bpy.types.Operator):
         except simulation.Unusable as problem:
             self.report({"ERROR"}, str(problem))
             return False
+        if not [o for o in simulation.colliders(self.obj) if o is not None]:
+            count = self.last - self.first + 1
+            self.report({"WARNING"}, f"'{self.obj.name}' has no colliders: the bake would be {count} unchanged keys")
+            return False
         return True
 
     def _bake_frame(self, context) -> str | None:
@@ -196,10 +200,15 @@ class OBJECT_OT_collision_response_bake(bpy.types.Operator):
     def execute(self, context):
         if not self._start(context):
             return {"CANCELLED"}
-        while self.frame <= self.last:
-            problem = self._bake_frame(context)
-            if problem is not None:
-                return self._cancel(problem)
+        context.window_manager.progress_begin(self.first, self.last)
+        try:
+            while self.frame <= self.last:
+                problem = self._bake_frame(context)
+                if problem is not None:
+                    return self._cancel(problem)
+                context.window_manager.progress_update(self.frame)
+        finally:
+            context.window_manager.progress_end()
         return self._finish(context)
 
     def invoke(self, context, event):

@@ -4,8 +4,9 @@ from typing import cast
 
 import bpy
 
-from ..blender import curves, mesh_data, simulation
+from ..blender import curves, mesh_data, simulation, sizes
 from ..blender.presets import COLLISION_RESPONSE_MT_presets
+from ..blender.properties import MAX_LEVELS
 
 
 class SidebarPanel(bpy.types.Panel):
@@ -65,6 +66,8 @@ class VIEW3D_PT_collision_response(SidebarPanel):
         state = simulation.get(obj)
         for message in state.warnings + state.messages if state else []:
             layout.label(text=message, icon="ERROR")
+        if state is not None:
+            layout.label(text=state.status(), icon="TIME")
         if not simulation.colliders(obj):
             layout.label(text="No colliders: add some below", icon="ERROR")
 
@@ -94,7 +97,13 @@ class VIEW3D_PT_collision_response_levels(SidebarPanel):
     @classmethod
     def poll(cls, context):
         obj = context.active_object
-        return obj is not None and obj.type == "MESH" and obj.collision_response.curves is not None
+        if obj is None or obj.type != "MESH" or obj.collision_response.curves is None:
+            return False
+        try:
+            simulation.check(obj)  # the sizes of its levels need a mesh that can respond
+        except simulation.Unusable:
+            return False
+        return True
 
     def draw(self, context):
         layout = self.ui
@@ -106,19 +115,43 @@ class VIEW3D_PT_collision_response_levels(SidebarPanel):
         row.operator("object.collision_response_preset_add", text="", icon="ADD")
         remove = row.operator("object.collision_response_preset_add", text="", icon="REMOVE")
         remove.remove_active = True  # type: ignore[union-attr]  # the stub cannot know an operator's own properties
-        layout.label(text="Left: coarse, global.  Right: fine, local.")
+        spans = sizes.level_sizes(obj)
+        scene = context.scene
+
+        def length(value: float) -> str:
+            return sizes.length(value, scene)
+
+        layout.label(text=f"Left: coarse, {length(spans[0])} (stiff).  Right: fine, {length(spans[-1])} (soft).")
+        for collider in simulation.colliders(obj)[:3]:
+            if collider is not None:
+                layout.label(text=sizes.reach(obj, collider, scene), icon="OBJECT_DATA")
         for name, (label, _low, _high, _default) in curves.CURVES.items():
             node = tree.nodes.get(name)
             if node is None:
                 continue
             box = layout.box()
-            box.label(text=label)
-            box.template_curve_mapping(node, "mapping")
-            points = node.mapping.curves[0].points
-            row = box.row(align=True)
-            for point in points:  # one exact value per level, coarse to fine
-                row.prop(point, "location", index=1, text="")
+            header = box.row()
+            header.label(text=label)
+            body = box.column()
+            if name == "time_to_rest":
+                header.prop(settings, "recovers")
+                body.active = settings.recovers
+            body.template_curve_mapping(node, "mapping")
+            self.draw_levels(body, settings, name, [length(span) for span in spans])
+            if name == "yield_limit":
+                diagonal = sizes.object_size(obj)
+                body.label(text=f"1: never.  0.1 of this object: {length(0.1 * diagonal)}")
             box.prop_search(settings, f"{name}_group", obj, "vertex_groups", text="Map")
+
+    @staticmethod
+    def draw_levels(layout, settings, name: str, spans: list[str]) -> None:
+        """One exact value per level, coarse to fine, under the size of what the level moves."""
+        count = min(len(spans), len(settings.curves.nodes[name].mapping.curves[0].points), MAX_LEVELS)
+        row = layout.row(align=True)
+        for level in range(count):
+            column = row.column(align=True)
+            column.label(text=spans[level])
+            column.prop(settings, f"{name}_levels", index=level, text="")
 
 
 class VIEW3D_PT_collision_response_solver(EnabledPanel):

@@ -1,10 +1,12 @@
 """The demo: three presses, simulated, baked, saved and rendered, headless.
 
 A ball pressed into a cushion (elastic: Rubber), a foot stepping into snow (plastic:
-Soft Clay), two fingers squeezing a soft ball (bulging: Flesh). Writes out/demo.blend
-and out/demo.png (frame 34 pressed, frame 70 released, side by side).
+Soft Clay), two fingers squeezing a soft ball (bulging: Flesh). Writes out/demo.blend (live,
+before the bake), out/demo_baked.blend, out/demo.png (each effect by its own camera, pressed
+above, released below, labelled, denoised) and out/demo.mp4 (the presses and the spring-back).
 
-Usage: bash tools/demo.sh   (or .venv/bin/python tools/demo.py [--output out] [--samples 16])
+Usage: bash tools/demo.sh   (or .venv/bin/python tools/demo.py [--output out] [--samples 8]
+[--no-animation])
 """
 
 import argparse
@@ -20,6 +22,7 @@ os.environ.setdefault("BLENDER_USER_RESOURCES", tempfile.mkdtemp(prefix="collisi
 
 import bpy  # noqa: E402
 import numpy as np  # noqa: E402
+from mathutils import Vector  # noqa: E402
 
 sys.path.insert(0, str(ROOT / "tools"))
 from build_extension import build  # noqa: E402
@@ -41,9 +44,10 @@ def keyed(obj, keys: dict[int, tuple]) -> None:
         obj.keyframe_insert("location", frame=frame)
 
 
-def add(operator, colour, **options) -> bpy.types.Object:
+def add(operator, name: str, colour, **options) -> bpy.types.Object:
     operator(**options)
     obj = bpy.context.active_object
+    obj.name = name
     obj.data.materials.append(material(obj.name, colour))
     bpy.ops.object.shade_smooth()
     return obj
@@ -60,31 +64,43 @@ def respond(mesh, colliders, preset: str) -> None:
     bpy.ops.script.execute_preset(filepath=path, menu_idname="COLLISION_RESPONSE_MT_presets")
 
 
-def build_scene() -> list[bpy.types.Object]:
+def build_scene() -> tuple[list[bpy.types.Object], list[bpy.types.Object]]:
+    """The three meshes, responding, and their colliders."""
     bpy.ops.wm.read_homefile(use_empty=True)
     scene = bpy.context.scene
     scene.frame_start, scene.frame_end = 1, RELEASED
     scene.render.fps = 24
     # A cushion (subdivided box) and a ball pressing into it, then lifting off.
-    cushion = add(bpy.ops.mesh.primitive_cube_add, (0.75, 0.2, 0.2), size=1, location=(-2.6, 0, 0.3))
+    cushion = add(bpy.ops.mesh.primitive_cube_add, "Cushion", (0.75, 0.2, 0.2), size=1, location=(-2.6, 0, 0.3))
     cushion.scale = (1.6, 1.6, 0.6)
     bpy.ops.object.transform_apply(scale=True)
     bpy.ops.object.mode_set(mode="EDIT")
     bpy.ops.mesh.subdivide(number_cuts=24)
     bpy.ops.object.mode_set(mode="OBJECT")
-    ball = add(bpy.ops.mesh.primitive_uv_sphere_add, (0.9, 0.8, 0.2), radius=0.45, location=(-2.6, 0, 1.5))
+    ball = add(bpy.ops.mesh.primitive_uv_sphere_add, "Ball", (0.9, 0.8, 0.2), radius=0.45, location=(-2.6, 0, 1.5))
     keyed(ball, {1: (-2.6, 0, 1.6), 30: (-2.6, 0, 0.72), 38: (-2.6, 0, 0.72), 50: (-2.6, 0, 1.7)})
     # Snow (a fine grid) and a foot stepping in, then away: the footprint stays.
-    snow = add(bpy.ops.mesh.primitive_grid_add, (0.92, 0.94, 0.97), x_subdivisions=96, y_subdivisions=96, size=2)
-    foot = add(bpy.ops.mesh.primitive_uv_sphere_add, (0.25, 0.2, 0.15), radius=1.0, location=(0, 0, 1.0))
+    # Raised off the floor: a print deeper than the floor would show the floor through it.
+    snow = add(
+        bpy.ops.mesh.primitive_grid_add,
+        "Snow",
+        (0.92, 0.94, 0.97),
+        x_subdivisions=96,
+        y_subdivisions=96,
+        size=2,
+        location=(0, 0, 0.3),
+    )
+    foot = add(bpy.ops.mesh.primitive_uv_sphere_add, "Foot", (0.25, 0.2, 0.15), radius=1.0, location=(0, 0, 1.0))
     foot.scale = (0.28, 0.55, 0.22)
-    keyed(foot, {1: (0, 0, 0.8), 28: (0, 0, 0.08), 38: (0, 0, 0.08), 50: (0.3, 0, 0.9)})
+    keyed(foot, {1: (0, 0, 1.1), 28: (0, 0, 0.38), 38: (0, 0, 0.38), 50: (0.3, 0, 1.2)})
     # A soft ball squeezed between two fingertips: it bulges around them.
-    soft = add(bpy.ops.mesh.primitive_uv_sphere_add, (0.3, 0.55, 0.85), segments=64, ring_count=32, radius=0.7)
+    soft = add(
+        bpy.ops.mesh.primitive_uv_sphere_add, "Soft Ball", (0.3, 0.55, 0.85), segments=64, ring_count=32, radius=0.7
+    )
     soft.location = (2.6, 0, 0.75)
     fingers = []
     for side in (-1, 1):
-        finger = add(bpy.ops.mesh.primitive_uv_sphere_add, (0.95, 0.75, 0.65), radius=1.0)
+        finger = add(bpy.ops.mesh.primitive_uv_sphere_add, f"Finger {side:+d}", (0.95, 0.75, 0.65), radius=1.0)
         finger.scale = (0.55, 0.16, 0.16)
         pressed = (2.6 + side * 0.95, 0, 0.8)
         keyed(finger, {1: (2.6 + side * 1.5, 0, 0.8), 30: pressed, 38: pressed, 50: (2.6 + side * 1.6, 0, 0.8)})
@@ -92,68 +108,164 @@ def build_scene() -> list[bpy.types.Object]:
     respond(cushion, [ball], "Rubber")
     respond(snow, [foot], "Soft Clay")
     respond(soft, fingers, "Flesh")
-    # Camera, light and a floor for the picture.
+    # Flesh with its bulge raised (coarse levels give way outward), so it shows at this size.
+    soft.collision_response.profiles = {"absorption": [-0.3, -0.9, 0.2, 0.5]}
+    rest_ring(soft)
+    # Light, a floor and a sky for the pictures; cameras come per shot (``camera``).
     bpy.ops.mesh.primitive_plane_add(size=30, location=(0, 0, -0.01))
     bpy.context.active_object.data.materials.append(material("Floor", (0.35, 0.37, 0.4)))
-    bpy.ops.object.camera_add(location=(0, -9.0, 3.6), rotation=(math.radians(72), 0, 0))
-    scene.camera = bpy.context.active_object
-    scene.camera.data.lens = 30
-    bpy.ops.object.light_add(type="SUN", rotation=(math.radians(40), math.radians(15), math.radians(30)))
+    # A low sun from the side: the footprint's walls catch light on one side, shade on the other.
+    bpy.ops.object.light_add(type="SUN", rotation=(math.radians(62), 0, math.radians(-50)))
     bpy.context.active_object.data.energy = 4.0
     scene.world = bpy.data.worlds.new("World")
     scene.world.color = (0.6, 0.65, 0.7)
-    return [cushion, snow, soft]
+    return [cushion, snow, soft], [ball, foot, *fingers]
 
 
-def render(path: Path, samples: int) -> None:
-    """Frames PRESSED and RELEASED side by side, with Cycles on the CPU."""
+#: Per effect: its labels pressed and released, where its camera stands and what it
+#: looks at (close enough that the effect fills the frame).
+SHOTS = {
+    "cushion": ("Rubber: pressed", "Rubber: released, sprung back", (-2.6, -2.6, 2.3), (-2.6, 0, 0.45)),
+    "snow": ("Soft Clay snow: pressed", "Soft Clay: the footprint stays", (0.0, -1.9, 2.9), (0, 0.05, 0.3)),
+    # The ring is the ball's outline at rest: the bulge around the fingers crosses it.
+    "soft_ball": (
+        "Flesh: bulges around the fingers",
+        "Flesh: released, round again",
+        (2.6, -3.6, 0.95),
+        (2.6, 0, 0.75),
+    ),
+}
+
+
+def rest_ring(mesh) -> None:
+    """A thin dark ring just outside the mesh's rest outline seen from the front (not a
+    collider): where the surface crosses it, it bulged."""
+    bpy.ops.mesh.primitive_torus_add(
+        major_radius=0.715,
+        minor_radius=0.01,
+        location=mesh.location,
+        rotation=(math.radians(90), 0, 0),
+        major_segments=96,
+        minor_segments=8,
+    )
+    bpy.context.active_object.data.materials.append(material("Ring", (0.02, 0.02, 0.02)))
+
+
+def camera(location, target, lens: float = 50) -> bpy.types.Object:
+    """A camera at ``location`` looking at ``target``."""
+    bpy.ops.object.camera_add(location=location)
+    cam = bpy.context.active_object
+    direction = Vector(target) - Vector(location)
+    cam.rotation_euler = direction.to_track_quat("-Z", "Y").to_euler()
+    cam.data.lens = lens
+    return cam
+
+
+def render_settings(samples: int, width: int, height: int) -> None:
+    """Cycles on the CPU, few bounces, denoised (OpenImageDenoise), the scene kept between
+    renders, labels stamped on each image."""
     scene = bpy.context.scene
-    scene.render.engine = "CYCLES"
-    scene.cycles.device = "CPU"
-    scene.cycles.samples = samples
-    scene.cycles.use_denoising = False
-    scene.render.resolution_x, scene.render.resolution_y = 960, 440
-    halves = []
-    for frame in (PRESSED, RELEASED):
-        scene.frame_set(frame)
-        scene.render.filepath = str(path.with_name(f"frame_{frame}.png"))
-        bpy.ops.render.render(write_still=True)
-        image = bpy.data.images.load(scene.render.filepath)
-        pixels = np.empty(image.size[0] * image.size[1] * 4, dtype=np.float32)
-        image.pixels.foreach_get(pixels)
-        halves.append(pixels.reshape(image.size[1], image.size[0], 4))
-    both = np.concatenate(halves, axis=1)
-    out = bpy.data.images.new("demo", both.shape[1], both.shape[0], alpha=True)
-    out.pixels.foreach_set(both.ravel())
+    render = scene.render
+    render.engine = "CYCLES"
+    render.use_persistent_data = True
+    cycles = scene.cycles
+    cycles.device, cycles.samples = "CPU", samples
+    cycles.max_bounces, cycles.diffuse_bounces, cycles.glossy_bounces = 4, 2, 2
+    cycles.use_denoising, cycles.denoiser, cycles.denoising_prefilter = True, "OPENIMAGEDENOISE", "FAST"
+    render.resolution_x, render.resolution_y, render.resolution_percentage = width, height, 100
+    render.use_stamp = True
+    for field in ("date", "time", "render_time", "frame", "frame_range", "memory", "hostname", "camera", "lens"):
+        setattr(render, f"use_stamp_{field}", False)
+    render.use_stamp_scene = render.use_stamp_filename = render.use_stamp_marker = False
+    render.use_stamp_note = True
+    render.stamp_font_size = 15
+
+
+def render(path: Path, samples: int, colliders: list[bpy.types.Object]) -> None:
+    """Each effect by its own camera, pressed (top) and released (bottom; the colliders are
+    hidden, so no shadow of theirs reads as a dent), side by side."""
+    scene = bpy.context.scene
+    render_settings(samples, 400, 300)
+    columns = []
+    for name, (pressed, released, location, target) in SHOTS.items():
+        scene.camera = camera(location, target)
+        tiles = []
+        for frame, label in ((PRESSED, pressed), (RELEASED, released)):
+            scene.frame_set(frame)
+            for collider in colliders:
+                collider.hide_render = frame == RELEASED
+            scene.render.stamp_note_text = f"{label} (frame {frame})"
+            scene.render.filepath = str(path.with_name(f"{name}_{frame}.png"))
+            bpy.ops.render.render(write_still=True)
+            image = bpy.data.images.load(scene.render.filepath)
+            pixels = np.empty(image.size[0] * image.size[1] * 4, dtype=np.float32)
+            image.pixels.foreach_get(pixels)
+            tiles.append(pixels.reshape(image.size[1], image.size[0], 4))
+        columns.append(np.concatenate(tiles[::-1], axis=0))  # image rows run bottom to top
+    whole = np.concatenate(columns, axis=1)
+    out = bpy.data.images.new("demo", whole.shape[1], whole.shape[0], alpha=True)
+    out.pixels.foreach_set(whole.ravel())
     out.filepath_raw, out.file_format = str(path), "PNG"
     out.save()
+    for collider in colliders:
+        collider.hide_render = False
+
+
+def render_animation(path: Path, samples: int) -> None:
+    """The three presses, the release and the spring-back (frames 14-64, every second one,
+    12 a second: real time), as an H.264 MP4 through Blender's FFmpeg."""
+    scene = bpy.context.scene
+    render_settings(samples, 480, 180)
+    scene.camera = camera((0.0, -8.5, 2.6), (0.0, 0.0, 0.55), lens=40)
+    scene.render.stamp_note_text = "Rubber springs back | Soft Clay keeps the print | Flesh bulges"
+    scene.render.stamp_font_size = 12
+    scene.frame_start, scene.frame_end, scene.frame_step, scene.render.fps = 14, 64, 2, 12
+    scene.render.image_settings.media_type = "VIDEO"
+    scene.render.image_settings.file_format = "FFMPEG"
+    scene.render.ffmpeg.format, scene.render.ffmpeg.codec = "MPEG4", "H264"
+    scene.render.ffmpeg.constant_rate_factor = "HIGH"
+    scene.render.filepath = str(path)
+    scene.render.use_file_extension = False
+    bpy.ops.render.render(animation=True)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--output", type=Path, default=ROOT / "out")
-    parser.add_argument("--samples", type=int, default=16)
+    parser.add_argument("--samples", type=int, default=8, help="per pixel, before denoising")
+    parser.add_argument("--no-animation", action="store_true", help="the picture only")
     options = parser.parse_args()
     options.output.mkdir(parents=True, exist_ok=True)
     start = time.perf_counter()
+
+    def say(what: str) -> None:
+        print(f"demo: {what} ({time.perf_counter() - start:.1f} s)", flush=True)
+
     zip_path = build(Path(tempfile.mkdtemp()))
     bpy.ops.extensions.package_install_files(filepath=str(zip_path), repo="user_default", enable_on_install=True)
-    meshes = build_scene()
+    bpy.context.preferences.filepaths.save_version = 0  # saving again leaves no demo.blend1
+    meshes, colliders = build_scene()
     scene = bpy.context.scene
     for frame in range(scene.frame_start, scene.frame_end + 1):  # play it once, live
         scene.frame_set(frame)
-    print(f"demo: simulated {scene.frame_end} frames of {len(meshes)} meshes in {time.perf_counter() - start:.1f} s")
+    say(f"simulated {scene.frame_end} frames of {len(meshes)} meshes")
+    live = options.output / "demo.blend"  # live: open it and press play, or bake it headless
+    bpy.ops.wm.save_as_mainfile(filepath=str(live), copy=True)
     for mesh in meshes:
         for obj in bpy.context.view_layer.objects:
             obj.select_set(obj == mesh)
         bpy.context.view_layer.objects.active = mesh
         assert bpy.ops.object.collision_response_bake() == {"FINISHED"}
-    blend = options.output / "demo.blend"
-    bpy.ops.wm.save_as_mainfile(filepath=str(blend))
-    print(f"demo: baked and saved {blend}")
+    baked = options.output / "demo_baked.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(baked))
+    say(f"saved {live}, baked and saved {baked}")
     picture = options.output / "demo.png"
-    render(picture, options.samples)
-    print(f"demo: rendered {picture} in {time.perf_counter() - start:.1f} s in all")
+    render(picture, options.samples, colliders)
+    say(f"rendered {picture}")
+    if not options.no_animation:
+        movie = options.output / "demo.mp4"
+        render_animation(movie, max(4, options.samples // 2))
+        say(f"rendered {movie}")
 
 
 if __name__ == "__main__":

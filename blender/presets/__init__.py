@@ -26,7 +26,7 @@ class OBJECT_OT_collision_response_preset_add(AddPresetBase, bpy.types.Operator)
     preset_menu = "COLLISION_RESPONSE_MT_presets"
     preset_subdir = SUBDIR
     preset_defines = ["settings = bpy.context.object.collision_response"]
-    preset_values = ["settings.friction", "settings.standoff", "settings.profiles"]
+    preset_values = ["settings.friction", "settings.standoff", "settings.recovers", "settings.profiles"]
 
     @classmethod
     def poll(cls, context):

@@ -272,19 +272,19 @@ def test_the_headless_bake_command_bakes_a_saved_file(scene, tmp_path):
     assert bad.returncode == 1 and "no mesh object named 'Nothing'" in bad.stderr
 
 
-def test_a_behaviour_map_freezes_the_unpainted_half_but_never_lets_the_ball_through(scene):
-    """A damping map with the left half unpainted (speed 0): the left half's coarse levels
+def test_a_behaviour_map_freezes_the_half_painted_0_but_never_lets_the_ball_through(scene):
+    """A damping map with the left half painted 0 (speed 0): the left half's coarse levels
     never give way, so only the vertices the ball reaches move there, each onto the ball's
-    surface; the painted half gives way around the ball too."""
+    surface; the unpainted half (weight 1) gives way around the ball too."""
     scene, grid, ball = scene
-    right = grid.vertex_groups.new(name="Right")
-    right.add([v.index for v in grid.data.vertices if v.co.x > 0], 1.0, "REPLACE")
+    left_half = grid.vertex_groups.new(name="Left")
+    left_half.add([v.index for v in grid.data.vertices if v.co.x <= 0], 0.0, "REPLACE")
     bpy.ops.object.collision_response_enable()
     settings = grid.collision_response
     # No absorption on level 0 (the four corners): its cells would carry the right half's
     # give into the left; every finer level's cells stop at the middle line.
     settings.profiles = {"absorption": [0.0, 0.5], "response_time": [0.1, 0.1]}
-    settings.response_time_group = "Right"
+    settings.response_time_group = "Left"
     facets = 0.4 * (1 - np.cos(np.pi / 32) ** 2)  # how far the 32 x 16 UV sphere lies inside the true one
     for frame in range(1, 31):  # every frame: nothing inside the ball
         scene.frame_set(frame)

@@ -4,6 +4,7 @@ import bpy
 settings = bpy.context.object.collision_response
 settings.friction = 0.0
 settings.standoff = 0.05
+settings.recovers = True
 settings.profiles = {
     "absorption": [0.2, 0.5, 0.6, 0.6],
     "response_time": [0.04],

@@ -4,6 +4,7 @@ import bpy
 settings = bpy.context.object.collision_response
 settings.friction = 0.6
 settings.standoff = 0.0
+settings.recovers = True
 settings.profiles = {
     "absorption": [0.1, 0.3, 0.5, 0.5],
     "response_time": [0.7],

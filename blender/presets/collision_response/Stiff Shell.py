@@ -4,6 +4,7 @@ import bpy
 settings = bpy.context.object.collision_response
 settings.friction = 0.0
 settings.standoff = 0.0
+settings.recovers = True
 settings.profiles = {
     "absorption": [0.9, 0.8, 0.4, 0.1],
     "response_time": [0.0],
