@@ -239,8 +239,9 @@ def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.D
     fps = scene.render.fps / scene.render.fps_base
     find = _finder(obj, simulation, scene, depsgraph)
     if frame > simulation.start:
-        # Without friction every push follows the rest normals, which keeps a sheet a height
-        # field: only friction's drag along the surface can fold it, so only it needs the guard.
+        # Without friction every push follows its collider's press axis, which keeps a sheet a
+        # height field: only friction's drag along the surface can fold it, so only it needs
+        # the guard.
         folds = simulation.folds if obj.collision_response.friction > 0 else None
         moved = advance(surface, find, 1.0 / fps, folds)
     else:  # the start frame is the rest shape: it only shows the colliders to the query

@@ -7,12 +7,19 @@ Blender. All vectors are world space, rows (m, 3); ``k`` colliders, ``m`` vertic
 
 The rules that keep a contact from folding, popping through or running away:
 
-- **Push along the surface's reference normal.** A vertex is pushed along the normal the
-  surface has *without* the response (its rest normal, carried by any deformation), never
-  along the dent's own normals, which crease at a dent's rim, nor along the collider's faces,
-  which fan out around a ball and push a deep dent's walls sideways past their neighbours.
-  Pushes along one smooth field keep a pressed sheet a height field over its rest shape: no
-  face turns over. Friction tilts the push toward the collider's motion along the surface.
+- **Push along the collider's press axis.** Each collider presses along one axis: the mean
+  of the surface's reference normals near it (the normals the surface has *without* the
+  response: its rest normals, carried by any deformation), pointing in. A vertex is pushed
+  along that axis, never along the dent's own normals, which crease at a dent's rim, nor
+  along the collider's faces, which fan out around a ball and push a deep dent's walls
+  sideways past their neighbours. On a sheet the axis is the sheet's normal, and the pushes
+  keep it a height field over its rest shape: no face turns over. On a curved surface one
+  axis keeps the pressed region a height field along it, where each vertex's own normal
+  would not: normals converge under a deep press (they cross at a bump's centre of
+  curvature) and a vertex whose normal lies across the press (the side of a brow) would be
+  pushed sideways, ahead of a sliding collider, which plows it along. Only a vertex facing
+  away from the axis (past 90 degrees, the far side of a thin part) turns to its own normal.
+  Friction tilts the push toward the collider's motion along the surface.
 - **The side comes from the approach, once per collider.** When a collider first reaches
   the mesh, it presses from the side its centre was on before it moved this frame (relative
   to the surface, which may move too), judged against the vertices near it: a plate that
@@ -40,6 +47,12 @@ TOUCH_TOLERANCE = 1e-4
 HOLD_TOLERANCE = 1e-3
 #: The most friction tilts a push from the surface's normal toward the collider's motion.
 FRICTION_TILT = 1.0  # tan(45 degrees)
+#: A vertex whose inward normal is this cosine past a right angle with the press axis (120
+#: degrees) is pushed along its own normal; from 90 degrees to there, a blend.
+AXIS_BLEND = 0.5
+#: The press axis is used where the nearness-weighted mean of the normals is at least this
+#: long (the normals agree on a side); shorter, they point all round: no axis.
+AXIS_AGREEMENT = 0.5
 
 #: ``cast(origins (m, 3), directions (k, m, 3))``: signed distances (k, m) to the first face
 #: of each collider along each ray (positive where the face faces along the ray: the ray
@@ -65,6 +78,7 @@ class Pushes:
     push: np.ndarray  # (m, 3) the vector that takes each vertex out (zero where none)
     touching: np.ndarray  # (m,) bool: outside a collider, resting on it
     planes: tuple[np.ndarray, np.ndarray]  # the face each touching vertex rests on: point, normal (t, 3)
+    inward: np.ndarray  # (t, 3) the unit direction each touching vertex is pushed along
 
 
 class Contacts:
@@ -108,7 +122,10 @@ class Contacts:
         was_held = self.held[queried]
         sides = self._sides(colliders, points, normals, motions - approach)
         directions = np.stack(
-            [push_direction(-normals * side, motion, friction) for side, motion in zip(sides, motions, strict=True)]
+            [
+                push_direction(press_inward(points, -normals * side, centre, size), motion, friction)
+                for side, motion, centre, size in zip(sides, motions, colliders.centres, colliders.sizes, strict=True)
+            ]
         )  # (k, m, 3)
         sizes = colliders.sizes[:, None]
         ahead, behind = _cast_both(colliders.cast, points, directions, motions, was_held, standoff)
@@ -134,7 +151,7 @@ class Contacts:
         planes = nearest_faces(
             points[rests], directions[:, rests], *([h[:, rests] for h in hits] for hits in (ahead, behind))
         )
-        return Pushes(push, touching, planes)
+        return Pushes(push, touching, planes, directions[which[rests], rests])
 
     def _sides(self, colliders: Colliders, points, normals, relative) -> np.ndarray:
         """Each collider's side (k,): the one kept while it is near, else chosen now from the
@@ -159,6 +176,24 @@ def approach_side(points: np.ndarray, normals: np.ndarray, relative: np.ndarray,
     from above. +1: against the normals; -1: along them. Ties press against them."""
     before = centre - relative.mean(axis=0) - points.mean(axis=0)
     return -1 if np.dot(before, normals.mean(axis=0)) < 0 else 1
+
+
+def press_inward(points: np.ndarray, inward: np.ndarray, centre: np.ndarray, size: float) -> np.ndarray:
+    """Unit directions (m, 3) a collider at ``centre`` (bounding radius ``size``) pushes the
+    vertices at ``points`` in, given their inward reference normals ``inward`` (m, 3): its
+    press axis (their mean, weighted by nearness to the centre), for every vertex whose own
+    normal is within 90 degrees of it, blending to its own normal at 120 degrees and beyond.
+    Normals all round the collider (it is inside a closed surface) have no axis: each vertex
+    follows its own."""
+    distance = np.linalg.norm(points - centre, axis=1)
+    weight = np.clip(1.0 - distance / size, 0.0, None) ** 2
+    axis = weight @ inward
+    length = np.linalg.norm(axis)
+    if not length > AXIS_AGREEMENT * weight.sum():
+        return inward
+    axis /= length
+    facing = np.clip((inward @ axis) / AXIS_BLEND + 1.0, 0.0, 1.0)[:, None]
+    return _unit(facing * axis + (1.0 - facing) * inward)
 
 
 def push_direction(inward: np.ndarray, motion: np.ndarray, friction: float) -> np.ndarray:
@@ -249,38 +284,36 @@ class Resting:
     def __init__(self, state: tuple, count: int):
         self.state = state
         self.rests = np.zeros(count, dtype=bool)
-        self.origin, self.point, self.normal = (np.zeros((count, 3)) for _ in range(3))
+        self.origin, self.point, self.normal, self.inward = (np.zeros((count, 3)) for _ in range(4))
 
-    def still(self, index, points, inward, standoff: float, tolerance: float) -> np.ndarray:
-        """Which vertices ``index``, now at ``points`` and pushed along ``inward`` (unit), still
-        rest: moved less than half the touching tolerance since their ray, their push facing
-        the plane's normal, and the plane at the standoff along the push, within half the
-        tolerance. A ray would find the same face (or one as near): a resting vertex."""
+    def still(self, index, points, standoff: float, tolerance: float) -> np.ndarray:
+        """Which vertices ``index``, now at ``points``, still rest: moved less than half the
+        touching tolerance since their ray, and the plane at the standoff along the direction
+        they were pushed in then, within half the tolerance. A ray would find the same face
+        (or one as near): a resting vertex."""
         still = np.zeros(index.size, dtype=bool)
         candidates = np.flatnonzero(self.rests[index])
         if candidates.size == 0:
             return still
-        which, points, inward = index[candidates], points[candidates], inward[candidates]
+        which, points = index[candidates], points[candidates]
         offset = points - self.origin[which]
-        normal = self.normal[which]
+        normal, inward = self.normal[which], self.inward[which]
         moved = np.einsum("ij,ij->i", offset, offset) <= (tolerance / 2) ** 2
         facing = np.einsum("ij,ij->i", normal, inward)
         height = np.einsum("ij,ij->i", points - self.point[which], normal)  # above the plane
         still[candidates] = moved & (facing >= 0.5) & (np.abs(height - standoff * facing) <= facing * tolerance / 2)
         return still
 
-    def record(self, index, points, touching, planes) -> None:
-        """What the rays of vertices ``index`` found: those ``touching`` rest on ``planes``."""
-        point, normal = planes
-        found = np.isfinite(normal).all(axis=1)
+    def record(self, index, points, found: "Pushes") -> None:
+        """What the rays of vertices ``index`` (at ``points``) found: those touching rest on
+        their planes, pushed along their directions."""
+        point, normal = found.planes
+        met = np.isfinite(normal).all(axis=1)
         self.rests[index] = False
-        resting = index[touching][found]
+        resting = index[found.touching][met]
         self.rests[resting] = True
-        self.origin[resting], self.point[resting], self.normal[resting] = (
-            points[touching][found],
-            point[found],
-            normal[found],
-        )
+        self.origin[resting] = points[found.touching][met]
+        self.point[resting], self.normal[resting], self.inward[resting] = point[met], normal[met], found.inward[met]
 
     def restart(self, state: tuple) -> None:
         """Valid for ``state`` now, with no vertex resting (the planes are kept, unread:

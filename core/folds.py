@@ -1,7 +1,7 @@
 """Faces the response turned over, and the move that turns them back.
 
-Pushes along the surface's reference normals keep a pressed sheet a height field over its
-rest shape, which cannot fold. What can fold it is motion *along* the surface: friction
+Pushes along a collider's press axis (on a sheet, its normal) keep a pressed sheet a height
+field over its rest shape, which cannot fold. What can fold it is motion *along* the surface: friction
 dragging contact vertices with a sliding collider past neighbours it does not touch. When a
 step folds a face (a triangle of a polygon whose normal turned against its rest direction),
 the guard shortens the part of the response along the surface, for every vertex that has

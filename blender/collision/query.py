@@ -131,8 +131,7 @@ class CollisionQuery:
         elif resting.state != state:  # something moved: no vertex is known to rest
             resting.restart(state)
         if all(c.rigid for c in colliders):
-            inward = -normal_world * self.contacts.side[queried][:, None]
-            still = resting.still(queried, points, inward, standoff, tolerance)
+            still = resting.still(queried, points, standoff, tolerance)
             contact.touching[queried[still]] = True
             keep = ~still
             queried, points, normal_world, approach = queried[keep], points[keep], normal_world[keep], approach[keep]
@@ -152,7 +151,7 @@ class CollisionQuery:
             local = (points + found.push) @ inverse[:3, :3].T + inverse[:3, 3]
             contact.displacement[queried] = local - positions[queried]
             contact.touching[queried] = found.touching
-            resting.record(queried, points, found.touching, found.planes)
+            resting.record(queried, points, found)
         return contact
 
     def _colliders(self, colliders: list[Collider], depsgraph) -> Colliders:
