@@ -38,12 +38,16 @@ def separate_shared() -> None:
     for obj in sorted(bpy.data.objects, key=lambda o: o.name):
         if obj.library is not None:  # a linked object's settings are not ours to change
             continue
-        settings = obj.collision_response
+        settings = _settings_of(obj)
         tree = settings.curves
         if tree in shared:
             if tree in claimed:
                 settings.curves = tree.copy()
             claimed.add(tree)
+
+
+def _settings_of(obj) -> "Settings":
+    return obj.collision_response
 
 
 def level_positions(levels: int) -> np.ndarray:
