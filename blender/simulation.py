@@ -17,7 +17,7 @@ import numpy as np
 from ..core import HierarchyCache, Surface, VertexNormals
 from ..core.folds import FoldGuard
 from ..core.frame import advance
-from . import curves, guard, mesh_data, posed
+from . import animated, curves, guard, mesh_data, posed
 from .collision import CollisionQuery
 
 #: Meshes above this many vertices get a warning: the response still runs, slowly.
@@ -106,10 +106,8 @@ def fingerprint(obj, level_count: int) -> tuple:
     """What the response depends on apart from time: settings, curves, colliders, mesh."""
     settings = obj.collision_response
     mesh = obj.data
-    plain = tuple(
-        getattr(settings, name)
-        for name in ("start_frame", "friction", "standoff", "substeps", "restriction", "prolongation")
-    )
+    # Those read every frame count by their F-curve when animated (animated.input_fingerprint).
+    plain = (settings.start_frame, animated.input_fingerprint(obj))
     groups = tuple(getattr(settings, f"{name}_group") for name in curves.CURVES)
     collider_names = tuple(o.name if o else None for o in colliders(obj))
     topology = (len(mesh.vertices), len(mesh.edges), len(mesh.polygons))
@@ -196,6 +194,7 @@ def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.D
     """Simulate ``frame`` (the scene is at it): one frame of ``core.frame.advance``, asking
     the colliders about the surface as they see it (posed, for a rigged mesh)."""
     surface = simulation.surface
+    animated.read_per_frame(obj.collision_response, surface.settings)  # keyframed, they change
     fps = scene.render.fps / scene.render.fps_base
     find = _finder(obj, simulation, scene, depsgraph)
     if frame > simulation.start:

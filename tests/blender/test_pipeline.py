@@ -76,3 +76,66 @@ def test_a_duplicate_owns_its_settings_and_curves(scene):
     copy.location.x = 0.0  # the copy sits where the original does, under the same ball
     shapes = {obj.name: play(scene, obj, range(1, 31))[30] for obj in (grid, copy)}
     assert np.ptp(shapes[copy.name][:, 2]) < 0.5 * np.ptp(shapes[grid.name][:, 2])
+
+
+# -- keyframed settings -------------------------------------------------------------------------
+
+
+def simulations_seen(scene, obj, frames, module) -> tuple[dict[int, np.ndarray], list]:
+    """Play ``frames``; the shapes and every distinct simulation the registry held for ``obj``
+    (kept alive, so a new one is never mistaken for an old one)."""
+    seen: list = []
+    shapes = {}
+    for frame in frames:
+        scene.frame_set(frame)
+        shapes[frame] = response(obj).copy()
+        current = module.blender.simulation.get(obj)
+        if not any(current is s for s in seen):
+            seen.append(current)
+    return shapes, seen
+
+
+def test_keyframed_settings_are_read_each_frame_and_never_restart(scene, addon):
+    """Friction and standoff keyed over 30 frames: one simulation, each frame's values read as
+    that frame's input (the standoff keeps the surface further from the ball once it rises)."""
+    scene, grid, _ = scene
+    settings = grid.collision_response
+    reference, _ = simulations_seen(scene, grid, range(1, 31), addon)  # nothing keyed
+    for frame, friction, standoff in ((1, 0.0, 0.0), (15, 0.0, 0.0), (30, 1.0, 0.05)):
+        settings.friction, settings.standoff = friction, standoff
+        settings.keyframe_insert("friction", frame=frame)
+        settings.keyframe_insert("standoff", frame=frame)
+    scene.frame_set(1)
+    shapes, simulations = simulations_seen(scene, grid, range(1, 31), addon)
+    assert len(simulations) == 1  # built once at frame 1, never rebuilt (it was 30)
+    assert simulations[0].head == 30
+    # Both were 0 up to frame 15: the same bits as unkeyed; then the standoff grows to 5 cm.
+    for frame in range(1, 16):
+        np.testing.assert_array_equal(shapes[frame], reference[frame])
+    assert shapes[30][:, 2].min() < reference[30][:, 2].min() - 0.04
+    # Scrubbing back shows the same bits, and so does playing again after a restart.
+    for frame in (28, 7, 19, 30):
+        scene.frame_set(frame)
+        np.testing.assert_array_equal(response(grid), shapes[frame])
+    settings.standoff = 0.0  # an edit (to the same value) restarts
+    scene.frame_set(1)
+    again, rebuilt = simulations_seen(scene, grid, range(1, 31), addon)
+    assert not any(r is simulations[0] for r in rebuilt)
+    for frame in range(1, 31):
+        np.testing.assert_array_equal(again[frame], shapes[frame])
+
+
+def test_an_edit_of_a_keyframed_setting_restarts(scene, addon):
+    scene, grid, _ = scene
+    settings = grid.collision_response
+    for frame, value in ((1, 0.0), (30, 0.01)):
+        settings.standoff = value
+        settings.keyframe_insert("standoff", frame=frame)
+    before, built = simulations_seen(scene, grid, range(1, 31), addon)
+    assert len(built) == 1
+    keys = [c for c in addon.blender.animated._fcurves(grid) if c.data_path == "collision_response.standoff"]
+    keys[0].keyframe_points[-1].co.y = 0.05  # as in the Graph Editor: a wider standoff at frame 30
+    scene.frame_set(1)
+    after, rebuilt = simulations_seen(scene, grid, range(1, 31), addon)
+    assert not any(r is built[0] for r in rebuilt)
+    assert after[30][:, 2].min() < before[30][:, 2].min() - 0.02  # 5 cm kept, not 1 cm
