@@ -139,3 +139,66 @@ def test_an_edit_of_a_keyframed_setting_restarts(scene, addon):
     after, rebuilt = simulations_seen(scene, grid, range(1, 31), addon)
     assert not any(r is built[0] for r in rebuilt)
     assert after[30][:, 2].min() < before[30][:, 2].min() - 0.02  # 5 cm kept, not 1 cm
+
+
+# -- point cache bake ---------------------------------------------------------------------------
+
+
+def bake_both_ways(scene, obj, tmp_path, frames) -> tuple[dict, dict, str]:
+    """The evaluated mesh at ``frames`` after a bake to shape keys, and after a bake of the
+    same to a PC2 file (the shape keys freed first), and the file."""
+    select_only(obj)
+    assert bpy.ops.object.collision_response_bake() == {"FINISHED"}
+    keyed = play(scene, obj, frames, evaluated)
+    assert bpy.ops.object.collision_response_free_bake() == {"FINISHED"}
+    path = str(tmp_path / "cache" / f"{obj.name}.pc2")
+    assert bpy.ops.object.collision_response_bake(to="POINT_CACHE", filepath=path) == {"FINISHED"}
+    return keyed, play(scene, obj, frames, evaluated), path
+
+
+def test_a_point_cache_bake_plays_in_a_mesh_cache_modifier_as_the_shape_key_bake_does(scene, tmp_path, addon):
+    scene, grid, _ = scene
+    grid.modifiers.new("Subdivision", "SUBSURF").levels = 1  # generates: the cache goes before it
+    keyed, cached, path = bake_both_ways(scene, grid, tmp_path, range(1, 31))
+    assert [m.type for m in grid.modifiers] == ["MESH_CACHE", "SUBSURF"]
+    cache = grid.modifiers["Collision Response Cache"]
+    assert cache.cache_format == "PC2" and cache.filepath == path and cache.frame_start == 1.0
+    assert not grid.collision_response.enabled
+    assert [k.name for k in grid.data.shape_keys.key_blocks] == ["Basis"]  # nothing per frame in the .blend
+    assert keyed[30][:, 2].min() < -0.09  # the dent, through the Subdivision Surface
+    for frame in range(1, 31):
+        np.testing.assert_allclose(cached[frame], keyed[frame], atol=1e-6)
+    first, positions = addon.blender.point_cache.read(path)
+    assert first == 1.0 and positions.shape == (30, len(grid.data.vertices), 3)
+    import os
+
+    assert os.path.getsize(path) == 32 + 30 * len(grid.data.vertices) * 12
+    # Free Bake removes the modifier (the file stays) and returns to live.
+    assert bpy.ops.object.collision_response_free_bake() == {"FINISHED"}
+    assert [m.type for m in grid.modifiers] == ["SUBSURF"] and grid.collision_response.enabled
+
+
+def test_a_point_cache_bake_of_a_rigged_mesh_plays_the_pose_it_was_baked_with(addon, tmp_path):
+    from benchmark_frame import scene_with
+
+    scene, grid, ball = scene_with(32, rigged=True)
+    scene.frame_set(1)  # the keyed ball where it starts (the scene was built at its end)
+    for obj in (ball, grid):
+        obj.select_set(True)
+    bpy.context.view_layer.objects.active = grid
+    assert bpy.ops.object.collision_response_enable() == {"FINISHED"}
+    keyed, cached, _ = bake_both_ways(scene, grid, tmp_path, range(1, 31))
+    assert [m.type for m in grid.modifiers] == ["ARMATURE", "MESH_CACHE"]
+    middle = np.abs(keyed[30][:, :2]).max(axis=1) < 0.2
+    assert keyed[30][middle, 2].min() < -0.05  # the ball's dent, under it
+    for frame in range(1, 31):
+        np.testing.assert_allclose(cached[frame], keyed[frame], atol=1e-5)
+
+
+def test_a_point_cache_bake_that_cannot_write_reports_and_changes_nothing(scene, tmp_path):
+    scene, grid, _ = scene
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(RuntimeError, match="Cannot write the point cache"):
+        bpy.ops.object.collision_response_bake(to="POINT_CACHE", filepath=str(blocker / "x.pc2"))
+    assert len(grid.modifiers) == 0 and grid.collision_response.enabled
