@@ -103,3 +103,22 @@ def baked_to(obj) -> str | None:
     if mesh_data.is_baked(obj):
         return "shape keys"
     return "a point cache" if modifier(obj) is not None else None
+
+
+def attach(obj, path: str) -> str | None:
+    """Play a point cache baked elsewhere (a farm task) on ``obj``: its Mesh Cache modifier,
+    the live response off, as a bake leaves it. A message when the file does not fit."""
+    try:
+        with open(bpy.path.abspath(path), "rb") as file:
+            magic, _version, vertices, start, _sampling, _frames = HEADER.unpack(file.read(HEADER.size))
+    except (OSError, struct.error) as problem:
+        return f"cannot read the point cache {path}: {problem}"
+    if magic != b"POINTCACHE2\0" or vertices != len(obj.data.vertices):
+        return (
+            f"{path} is not a point cache of '{obj.name}' ({vertices} vertices, the mesh has {len(obj.data.vertices)})"
+        )
+    remove_modifier(obj)
+    add_modifier(obj, path, int(start))
+    obj.collision_response.enabled = False
+    mesh_data.remove_shape_key(obj)
+    return None

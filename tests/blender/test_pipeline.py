@@ -1,6 +1,11 @@
 """The add-on in a studio pipeline: duplicates, keyframed settings, farms, point caches,
 library overrides, exports."""
 
+import os
+import subprocess
+import sys
+from pathlib import Path
+
 import bpy
 import numpy as np
 import pytest
@@ -170,8 +175,6 @@ def test_a_point_cache_bake_plays_in_a_mesh_cache_modifier_as_the_shape_key_bake
         np.testing.assert_allclose(cached[frame], keyed[frame], atol=1e-6)
     first, positions = addon.blender.point_cache.read(path)
     assert first == 1.0 and positions.shape == (30, len(grid.data.vertices), 3)
-    import os
-
     assert os.path.getsize(path) == 32 + 30 * len(grid.data.vertices) * 12
     # Free Bake removes the modifier (the file stays) and returns to live.
     assert bpy.ops.object.collision_response_free_bake() == {"FINISHED"}
@@ -202,3 +205,60 @@ def test_a_point_cache_bake_that_cannot_write_reports_and_changes_nothing(scene,
     with pytest.raises(RuntimeError, match="Cannot write the point cache"):
         bpy.ops.object.collision_response_bake(to="POINT_CACHE", filepath=str(blocker / "x.pc2"))
     assert len(grid.modifiers) == 0 and grid.collision_response.enabled
+
+
+# -- farms --------------------------------------------------------------------------------------
+
+
+def run_bake_tool(*arguments) -> subprocess.CompletedProcess:
+    tool = Path(__file__).resolve().parents[2] / "tools" / "bake.py"
+    return subprocess.run(
+        [sys.executable, str(tool), *map(str, arguments)], capture_output=True, text=True, timeout=300
+    )
+
+
+def test_the_farm_command_bakes_a_range_keeps_the_scene_and_says_what_it_does(scene, tmp_path):
+    scene, grid, _ = scene
+    live = play(scene, grid, range(1, 31))
+    source, output = tmp_path / "shot.blend", tmp_path / "baked.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(source))
+    done = run_bake_tool(source, "--object", "Grid", "--frames", "5-20", "--output", output)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    progress = [line for line in lines if line.startswith("bake: Grid frame ")]
+    assert progress == [f"bake: Grid frame {f} ({f - 4}/16)" for f in range(5, 21)]
+    assert "bake: Grid frames 5-20 baked to shape-keys" in lines and f"bake: saved {output}" in lines
+    bpy.ops.wm.open_mainfile(filepath=str(output))
+    scene, grid = bpy.context.scene, bpy.data.objects["Grid"]
+    assert (scene.frame_start, scene.frame_end) == (1, 30)  # the shot's range, not the bake's
+    baked = [k.name for k in grid.data.shape_keys.key_blocks][1:]
+    assert baked == [f"Collision Response {f:04d}" for f in range(5, 21)]
+    for frame in (5, 12, 20):
+        scene.frame_set(frame)
+        np.testing.assert_allclose(evaluated(grid), live[frame], atol=1e-6)
+    # Baked already: a message that says so (not "not enabled"), status 1; --rebake bakes again.
+    again = run_bake_tool(output, "--object", "Grid", "--output", output)
+    assert again.returncode == 1 and "'Grid' is baked already" in again.stderr and "--rebake" in again.stderr
+    cache = tmp_path / "Grid.pc2"
+    rebaked = run_bake_tool(
+        output, "--object", "Grid", "--rebake", "--to", "point-cache", "--cache", cache, "--output", output
+    )
+    assert rebaked.returncode == 0, rebaked.stderr[-2000:]
+    assert "bake: Grid: the old bake freed" in rebaked.stdout and "bake: Grid frame 30 (30/30)" in rebaked.stdout
+    bpy.ops.wm.open_mainfile(filepath=str(output))
+    grid = bpy.data.objects["Grid"]
+    assert [k.name for k in grid.data.shape_keys.key_blocks] == ["Basis"]
+    assert grid.modifiers["Collision Response Cache"].filepath == str(cache)
+    bpy.context.scene.frame_set(17)
+    np.testing.assert_allclose(evaluated(grid), live[17], atol=1e-6)
+    # A farm's last task: the cache baked by another command attached to a fresh copy of the shot.
+    attached = tmp_path / "attached.blend"
+    done = run_bake_tool(source, "--object", "Grid", "--attach", "--cache", cache, "--output", attached)
+    assert done.returncode == 0, done.stderr[-2000:]
+    bpy.ops.wm.open_mainfile(filepath=str(attached))
+    grid = bpy.data.objects["Grid"]
+    assert not grid.collision_response.enabled and "Collision Response" not in grid.data.shape_keys.key_blocks
+    bpy.context.scene.frame_set(23)
+    np.testing.assert_allclose(evaluated(grid), live[23], atol=1e-6)
+    usage = run_bake_tool(output, "--object", "Grid", "--frames", "x-y", "--output", output)
+    assert usage.returncode == 2 and "expected first-last" in usage.stderr
