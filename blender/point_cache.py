@@ -12,6 +12,8 @@ so this works where shape keys cannot be: a library override's linked mesh.
 
 import os
 import struct
+from collections.abc import Iterator
+from contextlib import contextmanager
 
 import bpy
 import numpy as np
@@ -122,3 +124,22 @@ def attach(obj, path: str) -> str | None:
     obj.collision_response.enabled = False
     mesh_data.remove_shape_key(obj)
     return None
+
+
+@contextmanager
+def editable_mesh(obj) -> Iterator[None]:
+    """For the length of a bake, a library override whose mesh is linked shows a local copy of
+    it (an override may point its object at other data), so the response can be simulated
+    and shown; then the linked mesh is put back and the copy removed: the override keeps its
+    link to the asset, and only the Mesh Cache modifier is added to it."""
+    linked = obj.data
+    if obj.override_library is None or linked.library is None:
+        yield
+        return
+    copy = linked.copy()
+    obj.data = copy
+    try:
+        yield
+    finally:
+        obj.data = linked
+        bpy.data.meshes.remove(copy)

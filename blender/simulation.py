@@ -46,6 +46,11 @@ class Unusable(Exception):
     """The object cannot respond; the message says why, for the panel and reports."""
 
 
+class LinkedMesh(Unusable):
+    """A library override whose mesh is linked: no live response (its shape keys cannot be
+    written), but a bake to a point cache works (see ``point_cache.editable_mesh``)."""
+
+
 def invalidate(obj) -> None:
     """Drop the simulation of ``obj``: it restarts at the start frame on the next update."""
     _simulations.pop(obj.name, None)
@@ -69,6 +74,11 @@ def check(obj) -> None:
         raise Unusable(f"'{obj.name}' has no vertices")
     if len(mesh.polygons) == 0:
         raise Unusable(f"'{obj.name}' has no faces: nothing to dent")
+    if obj.library is None and obj.override_library is not None and mesh.library is not None:
+        raise LinkedMesh(
+            f"'{obj.name}' is a library override whose mesh is linked: bake it to a point cache, "
+            "or make its mesh local for a live response"
+        )
     if mesh.library is not None or (obj.library is not None and obj.override_library is None):
         raise Unusable(f"'{obj.name}' is linked from another file: its shape keys cannot be written")
 

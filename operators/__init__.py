@@ -40,6 +40,8 @@ class OBJECT_OT_collision_response_enable(bpy.types.Operator):
         obj = context.active_object
         try:
             simulation.check(obj)
+        except simulation.LinkedMesh as problem:  # enabled all the same: it bakes to a point cache
+            self.report({"WARNING"}, str(problem))
         except simulation.Unusable as problem:
             self.report({"ERROR"}, str(problem))
             return {"CANCELLED"}
@@ -169,6 +171,10 @@ class OBJECT_OT_collision_response_bake(BakeOptions, bpy.types.Operator):
             return False
         try:
             simulation.check(self.obj)
+        except simulation.LinkedMesh as problem:
+            if self.to != "POINT_CACHE":
+                self.report({"ERROR"}, f"{problem} (shape keys cannot be added to a linked mesh)")
+                return False
         except simulation.Unusable as problem:
             self.report({"ERROR"}, str(problem))
             return False
@@ -228,15 +234,23 @@ class OBJECT_OT_collision_response_bake(BakeOptions, bpy.types.Operator):
     def execute(self, context):
         if not self._start(context):
             return {"CANCELLED"}
-        while self.frame <= self.last:
-            problem = self._bake_frame(context)
-            if problem is not None:
-                return self._cancel(problem)
+        return self._run(context)
+
+    def _run(self, context):
+        """Every frame at once."""
+        with point_cache.editable_mesh(self.obj):  # an override's linked mesh: a copy meanwhile
+            while self.frame <= self.last:
+                problem = self._bake_frame(context)
+                if problem is not None:
+                    return self._cancel(problem)
+            mesh_data.remove_shape_key(self.obj)  # (from the copy, before it goes)
         return self._finish(context)
 
     def invoke(self, context, event):
         if not self._start(context):
             return {"CANCELLED"}
+        if self.obj.override_library is not None and self.obj.data.library is not None:
+            return self._run(context)  # its mesh is swapped for the whole bake: no modal steps
         context.window_manager.progress_begin(self.first, self.last)
         self._timer = context.window_manager.event_timer_add(0.001, window=context.window)
         context.window_manager.modal_handler_add(self)

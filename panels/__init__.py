@@ -49,6 +49,8 @@ class VIEW3D_PT_collision_response(SidebarPanel):
         settings = obj.collision_response
         try:
             simulation.check(obj)
+        except simulation.LinkedMesh as problem:  # an override: it bakes to a point cache
+            layout.label(text=str(problem), icon="INFO")
         except simulation.Unusable as problem:
             layout.label(text=str(problem), icon="ERROR")
             return

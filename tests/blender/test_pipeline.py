@@ -262,3 +262,67 @@ def test_the_farm_command_bakes_a_range_keeps_the_scene_and_says_what_it_does(sc
     np.testing.assert_allclose(evaluated(grid), live[23], atol=1e-6)
     usage = run_bake_tool(output, "--object", "Grid", "--frames", "x-y", "--output", output)
     assert usage.returncode == 2 and "expected first-last" in usage.stderr
+
+
+# -- library overrides --------------------------------------------------------------------------
+
+
+def character_library(path: Path) -> dict[int, np.ndarray]:
+    """Write a library .blend with a collection "Character": a rigged sheet "Body" (an armature
+    sways it), its response enabled against a keyed ball in the same collection. Returns the
+    live response as the library itself shows it (the evaluated mesh per frame)."""
+    from benchmark_frame import scene_with
+
+    scene, grid, ball = scene_with(16, rigged=True)
+    scene.frame_set(1)
+    grid.name = "Body"
+    character = bpy.data.collections.new("Character")
+    scene.collection.children.link(character)
+    for obj in (grid, ball, bpy.data.objects["Rig"]):
+        scene.collection.objects.unlink(obj)
+        character.objects.link(obj)
+    select_only(grid)
+    ball.select_set(True)
+    assert bpy.ops.object.collision_response_enable() == {"FINISHED"}
+    live = play(scene, grid, range(1, 31), evaluated)
+    bpy.ops.object.collision_response_disable()  # saved without its live key, enabled again
+    grid.collision_response.enabled = True
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    return live
+
+
+def test_a_library_override_bakes_to_a_point_cache_played_on_the_override(addon, tmp_path):
+    live = character_library(tmp_path / "character.blend")
+    bpy.ops.wm.read_homefile(use_empty=True)
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 1, 30
+    with bpy.data.libraries.load(str(tmp_path / "character.blend"), link=True) as (_, target):
+        target.collections = ["Character"]
+    linked = target.collections[0]
+    instance = bpy.data.objects.new("Character", None)
+    instance.instance_type, instance.instance_collection = "COLLECTION", linked
+    scene.collection.objects.link(instance)
+    linked.override_hierarchy_create(scene, bpy.context.view_layer)  # as Object > Library Override
+    body = next(o for o in bpy.data.objects if o.name == "Body" and o.override_library is not None)
+    assert body.data.library is not None  # the mesh itself stays linked
+    scene.frame_set(1)
+    select_only(body)
+    with pytest.raises(RuntimeError, match="shape keys cannot be added to a linked mesh"):
+        bpy.ops.object.collision_response_bake()
+    cache = tmp_path / "Body.pc2"
+    assert bpy.ops.object.collision_response_bake(to="POINT_CACHE", filepath=str(cache)) == {"FINISHED"}
+    assert body.data.library is not None and body.override_library is not None  # still the asset's
+    assert [m.type for m in body.modifiers] == ["ARMATURE", "MESH_CACHE"]
+    assert not [m for m in bpy.data.meshes if m.library is None and not m.name.startswith(".")]  # copy gone
+    shown = play(scene, body, range(1, 31), evaluated)
+    assert live[30][:, 2].min() < -0.05  # the dent the library shows
+    for frame in range(1, 31):
+        np.testing.assert_allclose(shown[frame], live[frame], atol=1e-5)
+    # Saved and opened again: the override keeps the modifier, the cache still plays.
+    path = tmp_path / "shot.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    bpy.ops.wm.open_mainfile(filepath=str(path))
+    body = next(o for o in bpy.data.objects if o.name == "Body" and o.override_library is not None)
+    assert body.modifiers[-1].type == "MESH_CACHE"
+    bpy.context.scene.frame_set(25)
+    np.testing.assert_allclose(evaluated(body), live[25], atol=1e-5)
