@@ -150,6 +150,12 @@ def _build(obj, scene) -> Simulation:
     simulation = Simulation(obj.name, surface, query, fingerprint(obj, level_count), start, start - 1, normals, folds)
     if len(rest) > LARGE_MESH:
         simulation.warnings.append(f"'{obj.name}' has {len(rest):,} vertices: the response will be slow")
+    for modifier in obj.modifiers:  # not followed: the colliders meet the mesh without it
+        if modifier.type == "NODES" and modifier.show_viewport:
+            simulation.warnings.append(
+                f"Geometry Nodes '{modifier.name}' is not followed: the colliders meet the mesh "
+                "without it (apply it, or use it only for what does not move the surface)"
+            )
     return simulation
 
 

@@ -6,9 +6,9 @@
 Each version's ``bpy`` wheel is installed into its own virtual environment under
 ``build/bpy-<version>/`` (Python 3.11; about 400 MB each, made once). In each, the extension
 is built from this repository with that Blender's own builder, installed and enabled as a
-user would; a ball presses into a grid over 30 frames, with a shipped preset from the menu's
-folders; the response is played, baked to shape keys and to a point cache; the numbers are
-printed and compared across versions. Exit status 0 when every version gives the same
+user would; a ball presses into a grid over 30 frames (the frame benchmark's scene), with a
+shipped preset from the menu's folders; the response is played, baked to shape keys and to
+a point cache; the numbers are printed and compared across versions. Exit status 0 when every version gives the same
 numbers. Not run by CI (it downloads Blender once per version): run it before changing
 ``blender_version_min``, and put its result in the README.
 """
@@ -48,6 +48,7 @@ def scene() -> dict:
     import numpy as np
 
     sys.path.insert(0, str(ROOT / "tools"))
+    from benchmark_frame import scene_with
     from build_extension import build
 
     zip_path = build(Path(tempfile.mkdtemp()))
@@ -55,16 +56,7 @@ def scene() -> dict:
         filepath=str(zip_path), repo="user_default", enable_on_install=True
     ) == {"FINISHED"}
     addon = sys.modules["bl_ext.user_default.collision_response"]
-    bpy.ops.wm.read_homefile(use_empty=True)
-    scene = bpy.context.scene
-    scene.frame_start, scene.frame_end = 1, 30
-    bpy.ops.mesh.primitive_grid_add(x_subdivisions=32, y_subdivisions=32, size=2)
-    grid = bpy.context.active_object
-    bpy.ops.mesh.primitive_uv_sphere_add(radius=0.4, location=(0, 0, 0.5))
-    ball = bpy.context.active_object
-    ball.keyframe_insert("location", frame=1)
-    ball.location.z = 0.3
-    ball.keyframe_insert("location", frame=20)
+    scene, grid, _ = scene_with(32)  # the frame benchmark's: a ball sinks 8 cm into a grid
     scene.frame_set(1)
     grid.select_set(True)
     bpy.context.view_layer.objects.active = grid

@@ -9,6 +9,7 @@ from pathlib import Path
 import bpy
 import numpy as np
 import pytest
+from test_addon import evaluated, response
 
 from primitives import scene_with_grid
 
@@ -29,20 +30,6 @@ def scene(addon):
     assert bpy.ops.object.collision_response_enable() == {"FINISHED"}
     yield scene, grid, ball
     bpy.ops.wm.read_homefile(use_empty=True)
-
-
-def response(obj) -> np.ndarray:
-    key = obj.data.shape_keys.key_blocks["Collision Response"]
-    positions = np.empty(len(key.points) * 3, dtype=np.float32)
-    key.points.foreach_get("co", positions)
-    return positions.reshape(-1, 3)
-
-
-def evaluated(obj) -> np.ndarray:
-    mesh = obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
-    positions = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
-    mesh.vertices.foreach_get("co", positions)
-    return positions.reshape(-1, 3)
 
 
 def play(scene, obj, frames, read=response) -> dict[int, np.ndarray]:
@@ -326,3 +313,49 @@ def test_a_library_override_bakes_to_a_point_cache_played_on_the_override(addon,
     assert body.modifiers[-1].type == "MESH_CACHE"
     bpy.context.scene.frame_set(25)
     np.testing.assert_allclose(evaluated(body), live[25], atol=1e-5)
+
+
+# -- Geometry Nodes, USD ------------------------------------------------------------------------
+
+
+def test_a_geometry_nodes_modifier_is_reported_not_ignored_silently(scene, addon):
+    scene, grid, _ = scene
+    lift = bpy.data.node_groups.new("Lift", "GeometryNodeTree")
+    lift.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
+    lift.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
+    inputs, outputs = lift.nodes.new("NodeGroupInput"), lift.nodes.new("NodeGroupOutput")
+    move = lift.nodes.new("GeometryNodeSetPosition")
+    move.inputs["Offset"].default_value = (0, 0, 0.3)
+    lift.links.new(inputs.outputs[0], move.inputs["Geometry"])
+    lift.links.new(move.outputs["Geometry"], outputs.inputs[0])
+    grid.modifiers.new("Lift", "NODES").node_group = lift
+    scene.frame_set(2)
+    warnings = addon.blender.simulation.get(grid).warnings
+    assert any("Geometry Nodes 'Lift' is not followed" in w for w in warnings)
+
+
+def usd_dent(path: str, frame: int) -> float:
+    """The deepest point of the re-imported grid at ``frame`` (in a new empty file)."""
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.ops.wm.usd_import(filepath=path)
+    bpy.context.scene.frame_set(frame)
+    grid = next(o for o in bpy.context.scene.objects if o.type == "MESH")
+    return float(evaluated(grid)[:, 2].min())
+
+
+@pytest.mark.parametrize("bake", ["live", "point cache"])
+def test_usd_export_without_shape_keys_animates_the_dent(scene, tmp_path, bake):
+    """USD's exporter writes shape keys as blend shapes with their offsets once: the live key,
+    whose offsets change every frame at weight 1, comes out static (the README says so). With
+    Shape Keys off it writes the evaluated mesh every frame: the dent is there."""
+    scene, grid, _ = scene
+    play(scene, grid, range(1, 31))
+    if bake == "point cache":
+        assert bpy.ops.object.collision_response_bake(to="POINT_CACHE", filepath=str(tmp_path / "g.pc2")) == {
+            "FINISHED"
+        }
+    select_only(grid)
+    path = str(tmp_path / "shot.usdc")
+    bpy.ops.wm.usd_export(filepath=path, export_animation=True, selected_objects_only=True, export_shapekeys=False)
+    assert usd_dent(path, 30) == pytest.approx(-0.1, abs=2e-3)
+    assert usd_dent(path, 1) == pytest.approx(0.0, abs=1e-6)
