@@ -27,6 +27,31 @@ CURVES = {
 #: The meaning of saved settings: 1 since never springing back is the Spring Back checkbox
 #: (before, a Time to Rest at the top of its range, 5 s, meant never: properties.upgrade).
 VERSION = 1
+TREE_NAME = ".Collision Response Curves"
+
+
+def separate_shared() -> None:
+    """Give every object its own curves. A duplicate (Shift+D, Alt+D, copy and paste) shares
+    the original's node group, as Blender shares any datablock a custom property points to:
+    each object after the first gets a copy, so editing one never changes another, as with
+    a modifier's copy. Cheap when nothing is shared (one look at each tree's user count)."""
+    shared = {tree for tree in bpy.data.node_groups if tree.users > 1 and tree.name.startswith(TREE_NAME)}
+    if not shared:
+        return
+    claimed = set()
+    for obj in sorted(bpy.data.objects, key=lambda o: o.name):
+        if obj.library is not None:  # a linked object's settings are not ours to change
+            continue
+        settings = _settings_of(obj)
+        tree = settings.curves
+        if tree in shared:
+            if tree in claimed:
+                settings.curves = tree.copy()
+            claimed.add(tree)
+
+
+def _settings_of(obj) -> "Settings":
+    return obj.collision_response
 
 
 def level_positions(levels: int) -> np.ndarray:
@@ -38,7 +63,7 @@ def ensure_curves(settings: "Settings", levels: int, defaults: dict | None = Non
     tree = settings.curves
     if tree is None:
         # The stubs say new() may give None; for a known tree type it never does.
-        tree = cast(bpy.types.NodeTree, bpy.data.node_groups.new(".Collision Response Curves", "ShaderNodeTree"))
+        tree = cast(bpy.types.NodeTree, bpy.data.node_groups.new(TREE_NAME, "ShaderNodeTree"))
         settings.curves = tree
         settings.version = VERSION
     for name, (label, low, high, default) in CURVES.items():

@@ -1,10 +1,10 @@
 """Blender's callbacks: a frame change shows every enabled mesh's response there; an edit of
-what a response depends on restarts it; loading a file forgets every response; saving
-leaves the ray-cast helpers out of the file."""
+what a response depends on restarts it, and a duplicate gets its own curves; loading a file
+forgets every response; saving leaves the ray-cast helpers out of the file."""
 
 import bpy
 
-from . import guard, posed, properties, simulation
+from . import curves, guard, posed, properties, simulation
 from .collision import colliders as collider_shapes
 from .collision.raycast import remove_all_helpers
 
@@ -32,6 +32,7 @@ def on_depsgraph_update(scene, depsgraph) -> None:
     restarts that mesh's response."""
     if guard.is_busy():
         return
+    curves.separate_shared()  # a duplicate made since the last update gets its own curves
 
     edited_objects, edited_meshes = set(), set()
     for update in depsgraph.updates:
@@ -55,6 +56,7 @@ def on_load(*_args) -> None:
     for obj in bpy.data.objects:  # settings saved by an older version, in today's meaning
         if obj.type == "MESH":
             properties.upgrade(obj)
+    curves.separate_shared()  # files saved before duplicates got their own curves
 
 
 @bpy.app.handlers.persistent

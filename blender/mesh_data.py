@@ -123,6 +123,9 @@ def add_baked_key(obj, frame: int, positions: np.ndarray) -> bpy.types.ShapeKey:
     """A baked key holding ``positions`` for ``frame`` (not keyed yet: see ``key_baked``)."""
     key = obj.shape_key_add(name=f"{BAKED_PREFIX}{frame:04d}", from_mix=False)
     key.points.foreach_set("co", positions.ravel())
+    # Off until keyed: a new key may come at full value, and on a posed mesh the frames baked
+    # so far would then add up in the surface the next frame's colliders are asked about.
+    key.value = 0.0
     return key
 
 

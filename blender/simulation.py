@@ -23,7 +23,7 @@ from ..core.folds import FoldGuard
 from ..core.frame import advance
 from ..core.played import PlayedFrames
 from ..core.vectors import nonzero_rows
-from . import curves, guard, mesh_data, posed
+from . import animated, curves, guard, mesh_data, posed
 from .collision import CollisionQuery
 
 #: Meshes above this many vertices get a warning: the response still runs, slowly.
@@ -63,6 +63,11 @@ class Unusable(Exception):
     """The object cannot respond; the message says why, for the panel and reports."""
 
 
+class LinkedMesh(Unusable):
+    """A library override whose mesh is linked: no live response (its shape keys cannot be
+    written), but a bake to a point cache works (see ``point_cache.editable_mesh``)."""
+
+
 def invalidate(obj) -> None:
     """Drop the simulation of ``obj``: it restarts at the start frame on the next update."""
     _simulations.pop(obj.name, None)
@@ -86,6 +91,11 @@ def check(obj) -> None:
         raise Unusable(f"'{obj.name}' has no vertices")
     if len(mesh.polygons) == 0:
         raise Unusable(f"'{obj.name}' has no faces: nothing to dent")
+    if obj.library is None and obj.override_library is not None and mesh.library is not None:
+        raise LinkedMesh(
+            f"'{obj.name}' is a library override whose mesh is linked: bake it to a point cache, "
+            "or make its mesh local for a live response"
+        )
     if mesh.library is not None or (obj.library is not None and obj.override_library is None):
         raise Unusable(f"'{obj.name}' is linked from another file: its shape keys cannot be written")
 
@@ -123,10 +133,8 @@ def fingerprint(obj, level_count: int) -> tuple:
     """What the response depends on apart from time: settings, curves, colliders, mesh."""
     settings = obj.collision_response
     mesh = obj.data
-    plain = tuple(
-        getattr(settings, name)
-        for name in ("start_frame", "friction", "standoff", "substeps", "restriction", "prolongation", "recovers")
-    )
+    # Those read every frame count by their F-curve when animated (animated.input_fingerprint).
+    plain = (settings.start_frame, settings.recovers, animated.input_fingerprint(obj))
     groups = tuple(getattr(settings, f"{name}_group") for name in curves.CURVES)
     collider_names = tuple(o.name if o else None for o in colliders(obj))
     topology = (len(mesh.vertices), len(mesh.edges), len(mesh.polygons))
@@ -163,6 +171,12 @@ def _build(obj, scene) -> Simulation:
     simulation = Simulation(obj.name, surface, query, fingerprint(obj, level_count), start, start - 1, normals, folds)
     if len(rest) > LARGE_MESH:
         simulation.warnings.append(f"'{obj.name}' has {len(rest):,} vertices: the response will be slow")
+    for modifier in obj.modifiers:  # not followed: the colliders meet the mesh without it
+        if modifier.type == "NODES" and modifier.show_viewport:
+            simulation.warnings.append(
+                f"Geometry Nodes '{modifier.name}' is not followed: the colliders meet the mesh "
+                "without it (apply it, or use it only for what does not move the surface)"
+            )
     return simulation
 
 
@@ -236,6 +250,7 @@ def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.D
     the colliders about the surface as they see it (posed, for a rigged mesh)."""
     started = time.perf_counter()
     surface = simulation.surface
+    animated.read_per_frame(obj.collision_response, surface.settings)  # keyframed, they change
     fps = scene.render.fps / scene.render.fps_base
     find = _finder(obj, simulation, scene, depsgraph)
     if frame > simulation.start:

@@ -3,7 +3,8 @@
 import bpy
 import numpy as np
 
-from ..blender import curves, mesh_data, simulation
+from ..blender import curves, mesh_data, point_cache, posed, simulation
+from .bake_options import BakeOptions
 
 
 def _mesh_poll(cls, context) -> bool:
@@ -39,6 +40,8 @@ class OBJECT_OT_collision_response_enable(bpy.types.Operator):
         obj = context.active_object
         try:
             simulation.check(obj)
+        except simulation.LinkedMesh as problem:  # enabled all the same: it bakes to a point cache
+            self.report({"WARNING"}, str(problem))
         except simulation.Unusable as problem:
             self.report({"ERROR"}, str(problem))
             return {"CANCELLED"}
@@ -126,9 +129,10 @@ def _frame_range(scene) -> tuple[int, int]:
     return scene.frame_start, scene.frame_end
 
 
-class OBJECT_OT_collision_response_bake(bpy.types.Operator):
-    """Bake the response over the frame range (the preview range when on) to shape keys that
-    play and render without the add-on; Esc cancels"""
+class OBJECT_OT_collision_response_bake(BakeOptions, bpy.types.Operator):
+    """Bake the response over the frame range (the preview range when on) to shape keys, or
+    to a point cache file played by a Mesh Cache modifier; the result plays and renders
+    without the add-on. Esc cancels"""
 
     bl_idname = "object.collision_response_bake"
     bl_label = "Bake Collision Response"
@@ -141,11 +145,12 @@ class OBJECT_OT_collision_response_bake(bpy.types.Operator):
         if not _mesh_poll(cls, context):
             return False
         obj = context.active_object
+        baked = point_cache.baked_to(obj)
+        if baked is not None:
+            cls.poll_message_set(f"Already baked to {baked}: free the bake first")
+            return False
         if not obj.collision_response.enabled:
             cls.poll_message_set("Enable the response first")
-            return False
-        if mesh_data.is_baked(obj):
-            cls.poll_message_set("Already baked: free the bake first")
             return False
         return True
 
@@ -153,18 +158,40 @@ class OBJECT_OT_collision_response_bake(bpy.types.Operator):
         self.obj = context.active_object
         self.scene = context.scene
         self.first, self.last = _frame_range(self.scene)
+        if self.properties.is_property_set("frame_start"):
+            self.first = self.frame_start
+        if self.properties.is_property_set("frame_end"):
+            self.last = self.frame_end
         self.original_frame = self.scene.frame_current
         self.frame = self.first
         self.baked: list[tuple[int, bpy.types.ShapeKey]] = []
+        self.cache: point_cache.Writer | None = None
+        if self.last < self.first:
+            self.report({"ERROR"}, f"No frames to bake: {self.first}-{self.last}")
+            return False
         try:
             simulation.check(self.obj)
+        except simulation.LinkedMesh as problem:
+            if self.to != "POINT_CACHE":
+                self.report({"ERROR"}, f"{problem} (shape keys cannot be added to a linked mesh)")
+                return False
         except simulation.Unusable as problem:
             self.report({"ERROR"}, str(problem))
             return False
         if not [o for o in simulation.colliders(self.obj) if o is not None]:
             count = self.last - self.first + 1
-            self.report({"WARNING"}, f"'{self.obj.name}' has no colliders: the bake would be {count} unchanged keys")
+            self.report({"WARNING"}, f"'{self.obj.name}' has no colliders: the bake would be {count} unchanged frames")
             return False
+        if self.to == "POINT_CACHE":
+            self.path = self.filepath or point_cache.default_path(self.obj)
+            try:
+                frames = self.last - self.first + 1
+                self.cache = point_cache.Writer(
+                    bpy.path.abspath(self.path), len(self.obj.data.vertices), self.first, frames
+                )
+            except OSError as problem:
+                self.report({"ERROR"}, f"Cannot write the point cache: {problem}")
+                return False
         return True
 
     def _bake_frame(self, context) -> str | None:
@@ -173,23 +200,34 @@ class OBJECT_OT_collision_response_bake(bpy.types.Operator):
         depsgraph = context.evaluated_depsgraph_get()
         try:
             positions = simulation.positions_at(self.obj, self.scene, self.frame, depsgraph)
-        except simulation.Unusable as problem:
+            if self.cache is not None:
+                self.cache.add(point_cache.shown_positions(self.obj, positions, depsgraph))
+            else:
+                self.baked.append((self.frame, mesh_data.add_baked_key(self.obj, self.frame, positions)))
+        except (simulation.Unusable, posed.Unfollowable) as problem:
             return str(problem)
-        self.baked.append((self.frame, mesh_data.add_baked_key(self.obj, self.frame, positions)))
         self.frame += 1
         return None
 
     def _finish(self, context):
-        mesh_data.key_baked(self.baked, context.preferences.edit)
+        if self.cache is not None:
+            self.cache.close()
+            point_cache.add_modifier(self.obj, self.path, self.first)
+            where = f" to {self.path}"
+        else:
+            mesh_data.key_baked(self.baked, context.preferences.edit)
+            where = ""
         self.obj.collision_response.enabled = False
         simulation.invalidate(self.obj)
         mesh_data.remove_shape_key(self.obj)
         self.scene.frame_set(self.original_frame)
-        self.report({"INFO"}, f"Baked frames {self.first}-{self.last} of '{self.obj.name}'")
+        self.report({"INFO"}, f"Baked frames {self.first}-{self.last} of '{self.obj.name}'{where}")
         return {"FINISHED"}
 
     def _cancel(self, problem: str | None = None):
         mesh_data.remove_keys(self.obj, [key for _frame, key in self.baked])
+        if self.cache is not None:
+            self.cache.discard()
         self.scene.frame_set(self.original_frame)
         if problem is not None:
             self.report({"ERROR"}, f"{problem}: nothing was baked")
@@ -200,13 +238,19 @@ class OBJECT_OT_collision_response_bake(bpy.types.Operator):
     def execute(self, context):
         if not self._start(context):
             return {"CANCELLED"}
+        return self._run(context)
+
+    def _run(self, context):
+        """Every frame at once, with Blender's progress."""
         context.window_manager.progress_begin(self.first, self.last)
         try:
-            while self.frame <= self.last:
-                problem = self._bake_frame(context)
-                if problem is not None:
-                    return self._cancel(problem)
-                context.window_manager.progress_update(self.frame)
+            with point_cache.editable_mesh(self.obj):  # an override's linked mesh: a copy meanwhile
+                while self.frame <= self.last:
+                    problem = self._bake_frame(context)
+                    if problem is not None:
+                        return self._cancel(problem)
+                    context.window_manager.progress_update(self.frame)
+                mesh_data.remove_shape_key(self.obj)  # (from the copy, before it goes)
         finally:
             context.window_manager.progress_end()
         return self._finish(context)
@@ -214,6 +258,8 @@ class OBJECT_OT_collision_response_bake(bpy.types.Operator):
     def invoke(self, context, event):
         if not self._start(context):
             return {"CANCELLED"}
+        if self.obj.override_library is not None and self.obj.data.library is not None:
+            return self._run(context)  # its mesh is swapped for the whole bake: no modal steps
         context.window_manager.progress_begin(self.first, self.last)
         self._timer = context.window_manager.event_timer_add(0.001, window=context.window)
         context.window_manager.modal_handler_add(self)
@@ -241,7 +287,8 @@ class OBJECT_OT_collision_response_bake(bpy.types.Operator):
 
 
 class OBJECT_OT_collision_response_free_bake(bpy.types.Operator):
-    """Remove the baked shape keys and return to live response"""
+    """Remove the baked shape keys or point cache modifier (the file stays) and return to live
+    response"""
 
     bl_idname = "object.collision_response_free_bake"
     bl_label = "Free Bake"
@@ -251,7 +298,7 @@ class OBJECT_OT_collision_response_free_bake(bpy.types.Operator):
     def poll(cls, context):
         if not _mesh_poll(cls, context):
             return False
-        if not mesh_data.is_baked(context.active_object):
+        if point_cache.baked_to(context.active_object) is None:
             cls.poll_message_set("Nothing is baked")
             return False
         return True
@@ -259,6 +306,7 @@ class OBJECT_OT_collision_response_free_bake(bpy.types.Operator):
     def execute(self, context):
         obj = context.active_object
         mesh_data.free_baked_keys(obj)
+        point_cache.remove_modifier(obj)
         obj.collision_response.enabled = True
         simulation.update_object(obj, context.scene, context.evaluated_depsgraph_get())
         return {"FINISHED"}

@@ -4,7 +4,7 @@ from typing import cast
 
 import bpy
 
-from ..blender import curves, mesh_data, simulation, sizes
+from ..blender import curves, point_cache, simulation, sizes
 from ..blender.presets import COLLISION_RESPONSE_MT_presets
 from ..blender.properties import MAX_LEVELS
 
@@ -50,11 +50,14 @@ class VIEW3D_PT_collision_response(SidebarPanel):
         settings = obj.collision_response
         try:
             simulation.check(obj)
+        except simulation.LinkedMesh as problem:  # an override: it bakes to a point cache
+            layout.label(text=str(problem), icon="INFO")
         except simulation.Unusable as problem:
             layout.label(text=str(problem), icon="ERROR")
             return
-        if mesh_data.is_baked(obj):
-            layout.label(text="Baked to shape keys", icon="CHECKMARK")
+        baked = point_cache.baked_to(obj)
+        if baked is not None:
+            layout.label(text=f"Baked to {baked}", icon="CHECKMARK")
             layout.operator("object.collision_response_free_bake")
             return
         if not settings.enabled:
@@ -62,6 +65,9 @@ class VIEW3D_PT_collision_response(SidebarPanel):
             return
         row = layout.row(align=True)
         row.operator("object.collision_response_bake", icon="REC")
+        cache = row.operator("object.collision_response_bake", text="", icon="FILE_CACHE")
+        if cache is not None:  # always, while drawing
+            cache.to = "POINT_CACHE"  # a PC2 file beside the .blend, played by a Mesh Cache modifier
         row.operator("object.collision_response_disable", text="", icon="X")
         state = simulation.get(obj)
         for message in state.warnings + state.messages if state else []:

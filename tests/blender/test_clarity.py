@@ -306,7 +306,7 @@ def test_baking_with_no_colliders_warns_and_writes_nothing(scene, capfd):
     enable(grid)
     grid.collision_response.colliders.clear()
     assert bpy.ops.object.collision_response_bake() == {"CANCELLED"}
-    assert "'Grid' has no colliders: the bake would be 80 unchanged keys" in capfd.readouterr().out
+    assert "'Grid' has no colliders: the bake would be 80 unchanged frames" in capfd.readouterr().out
     assert [k.name for k in grid.data.shape_keys.key_blocks] == ["Basis", "Collision Response"]
     assert grid.collision_response.enabled
     grid.collision_response.colliders.add().obj = ball  # with one, it bakes

@@ -1,0 +1,22 @@
+"""The bake operator's options (a mixin, as Blender's ExportHelper is; the .pyi beside it
+types them for mypy)."""
+
+from bpy.props import EnumProperty, IntProperty, StringProperty
+
+
+class BakeOptions:
+    to: EnumProperty(
+        name="Bake To",
+        items=[
+            ("SHAPE_KEYS", "Shape Keys", "One shape key a frame, in the .blend"),
+            ("POINT_CACHE", "Point Cache", "A PC2 file played by a Mesh Cache modifier: long shots, overrides"),
+        ],
+        default="SHAPE_KEYS",
+    )
+    filepath: StringProperty(
+        name="File",
+        description="The PC2 file (default: beside the .blend, named after the object)",
+        subtype="FILE_PATH",
+    )
+    frame_start: IntProperty(name="Start", description="First frame (default: the scene's or preview range)")
+    frame_end: IntProperty(name="End", description="Last frame (default: the scene's or preview range)")

@@ -1,0 +1,5 @@
+class BakeOptions:
+    to: str
+    filepath: str
+    frame_start: int
+    frame_end: int

@@ -1,0 +1,361 @@
+"""The add-on in a studio pipeline: duplicates, keyframed settings, farms, point caches,
+library overrides, exports."""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import bpy
+import numpy as np
+import pytest
+from test_addon import evaluated, response
+
+from primitives import scene_with_grid
+
+
+@pytest.fixture
+def scene(addon):
+    """A 33 x 33 grid and a ball keyed to sink 10 cm into it over frames 1-20, enabled."""
+    scene, grid = scene_with_grid(30)
+    bpy.ops.mesh.primitive_uv_sphere_add(radius=0.4, location=(0, 0, 0.5))
+    ball = bpy.context.active_object
+    ball.keyframe_insert("location", frame=1)
+    ball.location.z = 0.3
+    ball.keyframe_insert("location", frame=20)
+    scene.frame_set(1)
+    ball.select_set(True)
+    grid.select_set(True)
+    bpy.context.view_layer.objects.active = grid
+    assert bpy.ops.object.collision_response_enable() == {"FINISHED"}
+    yield scene, grid, ball
+    bpy.ops.wm.read_homefile(use_empty=True)
+
+
+def play(scene, obj, frames, read=response) -> dict[int, np.ndarray]:
+    shapes = {}
+    for frame in frames:
+        scene.frame_set(frame)
+        shapes[frame] = read(obj).copy()
+    return shapes
+
+
+def select_only(obj) -> None:
+    for other in bpy.context.view_layer.objects:
+        other.select_set(other == obj)
+    bpy.context.view_layer.objects.active = obj
+
+
+# -- duplicates ---------------------------------------------------------------------------------
+
+
+def test_a_duplicate_owns_its_settings_and_curves(scene):
+    scene, grid, _ = scene
+    grid.collision_response.friction = 0.2
+    select_only(grid)
+    assert bpy.ops.object.duplicate() == {"FINISHED"}  # Shift+D
+    copy = bpy.context.active_object
+    assert copy != grid and copy.collision_response.enabled
+    original, duplicated = grid.collision_response, copy.collision_response
+    assert duplicated.curves != original.curves  # its own node group, holding the same curves
+    assert duplicated.profiles == original.profiles and duplicated.friction == pytest.approx(0.2)
+    before = original.profiles
+    duplicated.profiles = {"absorption": [1.0, 1.0], "time_to_rest": [0.1]}
+    duplicated.friction = 0.9
+    assert original.profiles == before and original.friction == pytest.approx(0.2)
+    assert duplicated.profiles["absorption"][0] == pytest.approx(1.0)
+    # Both respond, each with its own settings: the copy (all absorbed on level 0) moves as one.
+    copy.location.x = 0.0  # the copy sits where the original does, under the same ball
+    shapes = {obj.name: play(scene, obj, range(1, 31))[30] for obj in (grid, copy)}
+    assert np.ptp(shapes[copy.name][:, 2]) < 0.5 * np.ptp(shapes[grid.name][:, 2])
+
+
+# -- keyframed settings -------------------------------------------------------------------------
+
+
+def simulations_seen(scene, obj, frames, module) -> tuple[dict[int, np.ndarray], list]:
+    """Play ``frames``; the shapes and every distinct simulation the registry held for ``obj``
+    (kept alive, so a new one is never mistaken for an old one)."""
+    seen: list = []
+    shapes = {}
+    for frame in frames:
+        scene.frame_set(frame)
+        shapes[frame] = response(obj).copy()
+        current = module.blender.simulation.get(obj)
+        if not any(current is s for s in seen):
+            seen.append(current)
+    return shapes, seen
+
+
+def test_keyframed_settings_are_read_each_frame_and_never_restart(scene, addon):
+    """Friction and standoff keyed over 30 frames: one simulation, each frame's values read as
+    that frame's input (the standoff keeps the surface further from the ball once it rises)."""
+    scene, grid, _ = scene
+    settings = grid.collision_response
+    reference, _ = simulations_seen(scene, grid, range(1, 31), addon)  # nothing keyed
+    for frame, friction, standoff in ((1, 0.0, 0.0), (15, 0.0, 0.0), (30, 1.0, 0.05)):
+        settings.friction, settings.standoff = friction, standoff
+        settings.keyframe_insert("friction", frame=frame)
+        settings.keyframe_insert("standoff", frame=frame)
+    scene.frame_set(1)
+    shapes, simulations = simulations_seen(scene, grid, range(1, 31), addon)
+    assert len(simulations) == 1  # built once at frame 1, never rebuilt (it was 30)
+    assert simulations[0].head == 30
+    # Both were 0 up to frame 15: the same bits as unkeyed; then the standoff grows to 5 cm.
+    for frame in range(1, 16):
+        np.testing.assert_array_equal(shapes[frame], reference[frame])
+    assert shapes[30][:, 2].min() < reference[30][:, 2].min() - 0.04
+    # Scrubbing back shows the same bits, and so does playing again after a restart.
+    for frame in (28, 7, 19, 30):
+        scene.frame_set(frame)
+        np.testing.assert_array_equal(response(grid), shapes[frame])
+    settings.standoff = 0.0  # an edit (to the same value) restarts
+    scene.frame_set(1)
+    again, rebuilt = simulations_seen(scene, grid, range(1, 31), addon)
+    assert not any(r is simulations[0] for r in rebuilt)
+    for frame in range(1, 31):
+        np.testing.assert_array_equal(again[frame], shapes[frame])
+
+
+def test_an_edit_of_a_keyframed_setting_restarts(scene, addon):
+    scene, grid, _ = scene
+    settings = grid.collision_response
+    for frame, value in ((1, 0.0), (30, 0.01)):
+        settings.standoff = value
+        settings.keyframe_insert("standoff", frame=frame)
+    before, built = simulations_seen(scene, grid, range(1, 31), addon)
+    assert len(built) == 1
+    keys = [c for c in addon.blender.animated._fcurves(grid) if c.data_path == "collision_response.standoff"]
+    keys[0].keyframe_points[-1].co.y = 0.05  # as in the Graph Editor: a wider standoff at frame 30
+    scene.frame_set(1)
+    after, rebuilt = simulations_seen(scene, grid, range(1, 31), addon)
+    assert not any(r is built[0] for r in rebuilt)
+    assert after[30][:, 2].min() < before[30][:, 2].min() - 0.02  # 5 cm kept, not 1 cm
+
+
+# -- point cache bake ---------------------------------------------------------------------------
+
+
+def bake_both_ways(scene, obj, tmp_path, frames) -> tuple[dict, dict, str]:
+    """The evaluated mesh at ``frames`` after a bake to shape keys, and after a bake of the
+    same to a PC2 file (the shape keys freed first), and the file."""
+    select_only(obj)
+    assert bpy.ops.object.collision_response_bake() == {"FINISHED"}
+    keyed = play(scene, obj, frames, evaluated)
+    assert bpy.ops.object.collision_response_free_bake() == {"FINISHED"}
+    path = str(tmp_path / "cache" / f"{obj.name}.pc2")
+    assert bpy.ops.object.collision_response_bake(to="POINT_CACHE", filepath=path) == {"FINISHED"}
+    return keyed, play(scene, obj, frames, evaluated), path
+
+
+def test_a_point_cache_bake_plays_in_a_mesh_cache_modifier_as_the_shape_key_bake_does(scene, tmp_path, addon):
+    scene, grid, _ = scene
+    grid.modifiers.new("Subdivision", "SUBSURF").levels = 1  # generates: the cache goes before it
+    keyed, cached, path = bake_both_ways(scene, grid, tmp_path, range(1, 31))
+    assert [m.type for m in grid.modifiers] == ["MESH_CACHE", "SUBSURF"]
+    cache = grid.modifiers["Collision Response Cache"]
+    assert cache.cache_format == "PC2" and cache.filepath == path and cache.frame_start == 1.0
+    assert not grid.collision_response.enabled
+    assert [k.name for k in grid.data.shape_keys.key_blocks] == ["Basis"]  # nothing per frame in the .blend
+    assert keyed[30][:, 2].min() < -0.09  # the dent, through the Subdivision Surface
+    for frame in range(1, 31):
+        np.testing.assert_allclose(cached[frame], keyed[frame], atol=1e-6)
+    first, positions = addon.blender.point_cache.read(path)
+    assert first == 1.0 and positions.shape == (30, len(grid.data.vertices), 3)
+    assert os.path.getsize(path) == 32 + 30 * len(grid.data.vertices) * 12
+    # Free Bake removes the modifier (the file stays) and returns to live.
+    assert bpy.ops.object.collision_response_free_bake() == {"FINISHED"}
+    assert [m.type for m in grid.modifiers] == ["SUBSURF"] and grid.collision_response.enabled
+
+
+def test_a_point_cache_bake_of_a_rigged_mesh_plays_the_pose_it_was_baked_with(addon, tmp_path):
+    from benchmark_frame import scene_with
+
+    scene, grid, ball = scene_with(32, rigged=True)
+    scene.frame_set(1)  # the keyed ball where it starts (the scene was built at its end)
+    for obj in (ball, grid):
+        obj.select_set(True)
+    bpy.context.view_layer.objects.active = grid
+    assert bpy.ops.object.collision_response_enable() == {"FINISHED"}
+    keyed, cached, _ = bake_both_ways(scene, grid, tmp_path, range(1, 31))
+    assert [m.type for m in grid.modifiers] == ["ARMATURE", "MESH_CACHE"]
+    middle = np.abs(keyed[30][:, :2]).max(axis=1) < 0.2
+    assert keyed[30][middle, 2].min() < -0.05  # the ball's dent, under it
+    for frame in range(1, 31):
+        np.testing.assert_allclose(cached[frame], keyed[frame], atol=1e-5)
+
+
+def test_a_point_cache_bake_that_cannot_write_reports_and_changes_nothing(scene, tmp_path):
+    scene, grid, _ = scene
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    with pytest.raises(RuntimeError, match="Cannot write the point cache"):
+        bpy.ops.object.collision_response_bake(to="POINT_CACHE", filepath=str(blocker / "x.pc2"))
+    assert len(grid.modifiers) == 0 and grid.collision_response.enabled
+
+
+# -- farms --------------------------------------------------------------------------------------
+
+
+def run_bake_tool(*arguments) -> subprocess.CompletedProcess:
+    tool = Path(__file__).resolve().parents[2] / "tools" / "bake.py"
+    return subprocess.run(
+        [sys.executable, str(tool), *map(str, arguments)], capture_output=True, text=True, timeout=300
+    )
+
+
+def test_the_farm_command_bakes_a_range_keeps_the_scene_and_says_what_it_does(scene, tmp_path):
+    scene, grid, _ = scene
+    live = play(scene, grid, range(1, 31))
+    source, output = tmp_path / "shot.blend", tmp_path / "baked.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(source))
+    done = run_bake_tool(source, "--object", "Grid", "--frames", "5-20", "--output", output)
+    assert done.returncode == 0, done.stderr[-2000:]
+    lines = done.stdout.splitlines()
+    progress = [line for line in lines if line.startswith("bake: Grid frame ")]
+    assert progress == [f"bake: Grid frame {f} ({f - 4}/16)" for f in range(5, 21)]
+    assert "bake: Grid frames 5-20 baked to shape-keys" in lines and f"bake: saved {output}" in lines
+    bpy.ops.wm.open_mainfile(filepath=str(output))
+    scene, grid = bpy.context.scene, bpy.data.objects["Grid"]
+    assert (scene.frame_start, scene.frame_end) == (1, 30)  # the shot's range, not the bake's
+    baked = [k.name for k in grid.data.shape_keys.key_blocks][1:]
+    assert baked == [f"Collision Response {f:04d}" for f in range(5, 21)]
+    for frame in (5, 12, 20):
+        scene.frame_set(frame)
+        np.testing.assert_allclose(evaluated(grid), live[frame], atol=1e-6)
+    # Baked already: a message that says so (not "not enabled"), status 1; --rebake bakes again.
+    again = run_bake_tool(output, "--object", "Grid", "--output", output)
+    assert again.returncode == 1 and "'Grid' is baked already" in again.stderr and "--rebake" in again.stderr
+    cache = tmp_path / "Grid.pc2"
+    rebaked = run_bake_tool(
+        output, "--object", "Grid", "--rebake", "--to", "point-cache", "--cache", cache, "--output", output
+    )
+    assert rebaked.returncode == 0, rebaked.stderr[-2000:]
+    assert "bake: Grid: the old bake freed" in rebaked.stdout and "bake: Grid frame 30 (30/30)" in rebaked.stdout
+    bpy.ops.wm.open_mainfile(filepath=str(output))
+    grid = bpy.data.objects["Grid"]
+    assert [k.name for k in grid.data.shape_keys.key_blocks] == ["Basis"]
+    assert grid.modifiers["Collision Response Cache"].filepath == str(cache)
+    bpy.context.scene.frame_set(17)
+    np.testing.assert_allclose(evaluated(grid), live[17], atol=1e-6)
+    # A farm's last task: the cache baked by another command attached to a fresh copy of the shot.
+    attached = tmp_path / "attached.blend"
+    done = run_bake_tool(source, "--object", "Grid", "--attach", "--cache", cache, "--output", attached)
+    assert done.returncode == 0, done.stderr[-2000:]
+    bpy.ops.wm.open_mainfile(filepath=str(attached))
+    grid = bpy.data.objects["Grid"]
+    assert not grid.collision_response.enabled and "Collision Response" not in grid.data.shape_keys.key_blocks
+    bpy.context.scene.frame_set(23)
+    np.testing.assert_allclose(evaluated(grid), live[23], atol=1e-6)
+    usage = run_bake_tool(output, "--object", "Grid", "--frames", "x-y", "--output", output)
+    assert usage.returncode == 2 and "expected first-last" in usage.stderr
+
+
+# -- library overrides --------------------------------------------------------------------------
+
+
+def character_library(path: Path) -> dict[int, np.ndarray]:
+    """Write a library .blend with a collection "Character": a rigged sheet "Body" (an armature
+    sways it), its response enabled against a keyed ball in the same collection. Returns the
+    live response as the library itself shows it (the evaluated mesh per frame)."""
+    from benchmark_frame import scene_with
+
+    scene, grid, ball = scene_with(16, rigged=True)
+    scene.frame_set(1)
+    grid.name = "Body"
+    character = bpy.data.collections.new("Character")
+    scene.collection.children.link(character)
+    for obj in (grid, ball, bpy.data.objects["Rig"]):
+        scene.collection.objects.unlink(obj)
+        character.objects.link(obj)
+    select_only(grid)
+    ball.select_set(True)
+    assert bpy.ops.object.collision_response_enable() == {"FINISHED"}
+    live = play(scene, grid, range(1, 31), evaluated)
+    bpy.ops.object.collision_response_disable()  # saved without its live key, enabled again
+    grid.collision_response.enabled = True
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    return live
+
+
+def test_a_library_override_bakes_to_a_point_cache_played_on_the_override(addon, tmp_path):
+    live = character_library(tmp_path / "character.blend")
+    bpy.ops.wm.read_homefile(use_empty=True)
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 1, 30
+    with bpy.data.libraries.load(str(tmp_path / "character.blend"), link=True) as (_, target):
+        target.collections = ["Character"]
+    linked = target.collections[0]
+    instance = bpy.data.objects.new("Character", None)
+    instance.instance_type, instance.instance_collection = "COLLECTION", linked
+    scene.collection.objects.link(instance)
+    linked.override_hierarchy_create(scene, bpy.context.view_layer)  # as Object > Library Override
+    body = next(o for o in bpy.data.objects if o.name == "Body" and o.override_library is not None)
+    assert body.data.library is not None  # the mesh itself stays linked
+    scene.frame_set(1)
+    select_only(body)
+    with pytest.raises(RuntimeError, match="shape keys cannot be added to a linked mesh"):
+        bpy.ops.object.collision_response_bake()
+    cache = tmp_path / "Body.pc2"
+    assert bpy.ops.object.collision_response_bake(to="POINT_CACHE", filepath=str(cache)) == {"FINISHED"}
+    assert body.data.library is not None and body.override_library is not None  # still the asset's
+    assert [m.type for m in body.modifiers] == ["ARMATURE", "MESH_CACHE"]
+    assert not [m for m in bpy.data.meshes if m.library is None and not m.name.startswith(".")]  # copy gone
+    shown = play(scene, body, range(1, 31), evaluated)
+    assert live[30][:, 2].min() < -0.05  # the dent the library shows
+    for frame in range(1, 31):
+        np.testing.assert_allclose(shown[frame], live[frame], atol=1e-5)
+    # Saved and opened again: the override keeps the modifier, the cache still plays.
+    path = tmp_path / "shot.blend"
+    bpy.ops.wm.save_as_mainfile(filepath=str(path))
+    bpy.ops.wm.open_mainfile(filepath=str(path))
+    body = next(o for o in bpy.data.objects if o.name == "Body" and o.override_library is not None)
+    assert body.modifiers[-1].type == "MESH_CACHE"
+    bpy.context.scene.frame_set(25)
+    np.testing.assert_allclose(evaluated(body), live[25], atol=1e-5)
+
+
+# -- Geometry Nodes, USD ------------------------------------------------------------------------
+
+
+def test_a_geometry_nodes_modifier_is_reported_not_ignored_silently(scene, addon):
+    scene, grid, _ = scene
+    lift = bpy.data.node_groups.new("Lift", "GeometryNodeTree")
+    lift.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")
+    lift.interface.new_socket("Geometry", in_out="OUTPUT", socket_type="NodeSocketGeometry")
+    inputs, outputs = lift.nodes.new("NodeGroupInput"), lift.nodes.new("NodeGroupOutput")
+    move = lift.nodes.new("GeometryNodeSetPosition")
+    move.inputs["Offset"].default_value = (0, 0, 0.3)
+    lift.links.new(inputs.outputs[0], move.inputs["Geometry"])
+    lift.links.new(move.outputs["Geometry"], outputs.inputs[0])
+    grid.modifiers.new("Lift", "NODES").node_group = lift
+    scene.frame_set(2)
+    warnings = addon.blender.simulation.get(grid).warnings
+    assert any("Geometry Nodes 'Lift' is not followed" in w for w in warnings)
+
+
+def usd_dent(path: str, frame: int) -> float:
+    """The deepest point of the re-imported grid at ``frame`` (in a new empty file)."""
+    bpy.ops.wm.read_homefile(use_empty=True)
+    bpy.ops.wm.usd_import(filepath=path)
+    bpy.context.scene.frame_set(frame)
+    grid = next(o for o in bpy.context.scene.objects if o.type == "MESH")
+    return float(evaluated(grid)[:, 2].min())
+
+
+@pytest.mark.parametrize("bake", ["live", "point cache"])
+def test_usd_export_without_shape_keys_animates_the_dent(scene, tmp_path, bake):
+    """USD's exporter writes shape keys as blend shapes with their offsets once: the live key,
+    whose offsets change every frame at weight 1, comes out static (the README says so). With
+    Shape Keys off it writes the evaluated mesh every frame: the dent is there."""
+    scene, grid, _ = scene
+    play(scene, grid, range(1, 31))
+    if bake == "point cache":
+        assert bpy.ops.object.collision_response_bake(to="POINT_CACHE", filepath=str(tmp_path / "g.pc2")) == {
+            "FINISHED"
+        }
+    select_only(grid)
+    path = str(tmp_path / "shot.usdc")
+    bpy.ops.wm.usd_export(filepath=path, export_animation=True, selected_objects_only=True, export_shapekeys=False)
+    assert usd_dent(path, 30) == pytest.approx(-0.1, abs=2e-3)
+    assert usd_dent(path, 1) == pytest.approx(0.0, abs=1e-6)
