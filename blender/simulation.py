@@ -44,6 +44,7 @@ class Simulation:
     fingerprint: tuple
     start: int
     head: int  # last simulated frame
+    rest: np.ndarray  # (n, 3) the rest shape: what the response displaces vertices from
     normals: np.ndarray  # the rest shape's vertex normals: the pushes follow them
     folds: FoldGuard
     frames: PlayedFrames = field(default_factory=PlayedFrames)
@@ -168,7 +169,9 @@ def _build(obj, scene) -> Simulation:
     normals = vertex_normals(rest, np.arange(len(rest)))
     query = CollisionQuery(scene, obj.name, vertex_normals)
     folds = FoldGuard(rest, *topology[:2], normals)
-    simulation = Simulation(obj.name, surface, query, fingerprint(obj, level_count), start, start - 1, normals, folds)
+    simulation = Simulation(
+        obj.name, surface, query, fingerprint(obj, level_count), start, start - 1, rest, normals, folds
+    )
     if len(rest) > LARGE_MESH:
         simulation.warnings.append(f"'{obj.name}' has {len(rest):,} vertices: the response will be slow")
     for modifier in obj.modifiers:  # not followed: the colliders meet the mesh without it
@@ -281,17 +284,21 @@ def _finder(obj, simulation: Simulation, scene, depsgraph):
     on_posed = posed.is_posed(obj)
     count = simulation.surface.vertex_count
 
-    def ask(positions, normals, among):
+    def ask(positions, normals, among, offsets):
+        # How far the response moved each vertex bounds friction's drag: without friction,
+        # not asked (carrying it onto a posed surface costs a call a vertex).
+        offsets = offsets if settings.friction > 0 else None
         contact = simulation.query.displacements(
-            obj, positions, normals, candidates, settings.friction, settings.standoff, depsgraph, among
+            obj, positions, normals, candidates, settings.friction, settings.standoff, depsgraph, among, offsets
         )
         if among is None:
             simulation.messages = contact.messages
         return contact
 
     def find(positions: np.ndarray, among: np.ndarray | None):
+        rest = simulation.rest
         if not on_posed:
-            contact = ask(positions, simulation.normals, among)
+            contact = ask(positions, simulation.normals, among, lambda index: positions[index] - rest[index])
             return contact.displacement, contact.touching
         if among is None:  # the state the key holds already, when it does: no write
             positions = positions if simulation.frames.last is None else simulation.frames.last
@@ -306,7 +313,12 @@ def _finder(obj, simulation: Simulation, scene, depsgraph):
             simulation.messages = [str(problem)]  # for the panel
             raise Unusable(str(problem)) from problem
         with posed.Deformation(obj, depsgraph, scene) as deformation:
-            contact = ask(seen, lambda index: deformation.to_posed(simulation.normals[index], index), among)
+            contact = ask(
+                seen,
+                lambda index: deformation.to_posed(simulation.normals[index], index),
+                among,
+                lambda index: deformation.to_posed(positions[index] - rest[index], index),
+            )
             pushed = np.flatnonzero(nonzero_rows(contact.displacement))
             displacement = contact.displacement.copy()
             displacement[pushed] = deformation.to_rest(contact.displacement[pushed], pushed)

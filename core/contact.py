@@ -115,15 +115,18 @@ class Contacts:
         colliders: Colliders,
         friction: float = 0.0,
         standoff: float = 0.0,
+        offsets: np.ndarray | None = None,
     ) -> Pushes:
         """Pushes for the vertices ``queried`` (m,) at ``points`` (m, 3) with unit reference
         normals ``normals`` (m, 3), that moved by ``approach`` (m, 3) since the last query,
-        while collider ``i`` moved the space at each point by ``motions[i]`` (k, m, 3)."""
+        while collider ``i`` moved the space at each point by ``motions[i]`` (k, m, 3).
+        ``offsets`` (m, 3): how far the response has moved each vertex, which bounds
+        friction's drag (``push_direction``); None for no bound."""
         was_held = self.held[queried]
         sides = self._sides(colliders, points, normals, motions - approach)
         directions = np.stack(
             [
-                push_direction(press_inward(points, -normals * side, centre, size), motion, friction)
+                push_direction(press_inward(points, -normals * side, centre, size), motion, friction, offsets)
                 for side, motion, centre, size in zip(sides, motions, colliders.centres, colliders.sizes, strict=True)
             ]
         )  # (k, m, 3)
@@ -196,13 +199,27 @@ def press_inward(points: np.ndarray, inward: np.ndarray, centre: np.ndarray, siz
     return _unit(facing * axis + (1.0 - facing) * inward)
 
 
-def push_direction(inward: np.ndarray, motion: np.ndarray, friction: float) -> np.ndarray:
-    """Unit push directions (m, 3): the inward normal, tilted by friction toward the part of
-    the collider's motion along the surface (up to 45 degrees at full friction). The push
-    always goes inward, so friction drags a surface along but never turns it over."""
+def push_direction(
+    inward: np.ndarray, motion: np.ndarray, friction: float, offsets: np.ndarray | None = None
+) -> np.ndarray:
+    """Unit push directions (m, 3): the inward direction, tilted by friction toward the part
+    of the collider's motion along the surface (up to 45 degrees at full friction). The push
+    always goes inward, so friction drags a surface along but never turns it over.
+
+    ``offsets`` (m, 3), each vertex's displacement by the response so far, bounds the drag as
+    Coulomb's law bounds a grip: a vertex is dragged along the motion no further than the
+    friction times how deep it is pressed in; from there the collider slides over it. Without
+    the bound a vertex in contact rides along with a sliding collider as far as it goes (a
+    ball sliding across a face at friction 0.2 took vertices 0.65 m with it, pressed 0.2 m)."""
     along = np.einsum("ij,ij->i", motion, inward)[:, None]
     tangential = _unit(motion - along * inward)
-    return _unit(inward + (friction * FRICTION_TILT) * tangential)
+    tilt = np.full(inward.shape[0], friction * FRICTION_TILT)
+    if offsets is not None and friction > 0:
+        grip = tilt * np.maximum(np.einsum("ij,ij->i", offsets, inward), 0.0)  # the furthest it drags
+        dragged = np.einsum("ij,ij->i", offsets, tangential)
+        room = np.divide(grip - dragged, grip, out=np.zeros_like(grip), where=grip > 0)
+        tilt *= np.clip(room, 0.0, 1.0)
+    return _unit(inward + tilt[:, None] * tangential)
 
 
 def _cast_both(cast: Cast, points, directions, motions, was_held, standoff):

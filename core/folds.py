@@ -4,20 +4,23 @@ Pushes along a collider's press axis (on a sheet, its normal) keep a pressed she
 field over its rest shape, which cannot fold. What can fold it is motion *along* the surface: friction
 dragging contact vertices with a sliding collider past neighbours it does not touch. When a
 step folds a face (a triangle of a polygon whose normal turned against its rest direction),
-the guard shortens the part of the response along the surface, for every vertex that has
-one, by the one factor that leaves no face folded (found by bisection): friction drags the
-surface as far as it can without turning it over. Straightening vertex by vertex instead
-folds the neighbours of each straightened vertex in turn. It works in the solver's space
+the guard shortens the part of the response along the surface around the fold (a few rings
+of triangles, fading out at their edge) by the one factor that leaves no face folded (found
+by bisection): friction drags the surface as far as it can without turning it over.
+Straightening vertex by vertex instead folds the neighbours of each straightened vertex in
+turn; straightening the whole mesh moves what has nothing to do with the fold. It works in the solver's space
 (rest space): a rig's deformation does not fold faces.
 """
 
 import numpy as np
 
 from .graph import ranges
-from .vectors import nonzero_rows
 
 #: Bisection steps for the factor on the response along the surface (1/256 at the end).
 ROUNDS = 8
+#: Rings of triangles around the folded faces that are straightened, tried in turn until one
+#: region holds the fold (the last: far enough for any fold a step makes).
+REGION_RINGS = (2, 4, 8, 16, 64)
 #: Faces whose normal is within this cosine of lying in their rest plane count as folded.
 FLAT = 0.01
 
@@ -99,8 +102,8 @@ class FoldGuard:
 
     def straighten(self, positions: np.ndarray, moved: np.ndarray) -> np.ndarray | None:
         """The displacement (n, 3) that unfolds the faces a step folded around vertices
-        ``moved``: the response along the surface (off the rest normals) scaled down, on
-        every vertex, just enough. None where nothing folded."""
+        ``moved``: the response along the surface (off the rest normals) scaled down around
+        the folds, just enough. None where nothing folded."""
         # A response along the rest normals alone keeps a sheet a height field: only a face
         # with a vertex this step moved, and moved off its normal, can have turned over.
         # Whole-array float32 passes: a step usually moves most of the mesh (coarse levels),
@@ -112,25 +115,54 @@ class FoldGuard:
         candidates = np.zeros(drifting.shape, dtype=bool)
         candidates[moved] = True
         drifted = (drifting & candidates).nonzero()[0]
-        if drifted.size == 0 or self.folded(positions, drifted).size == 0:
+        folded = self.folded(positions, drifted) if drifted.size else drifted
+        if folded.size == 0:
             return None
         positions = np.asarray(positions, dtype=np.float64)
-        response = positions - self.rest
-        along = np.einsum("ij,ij->i", response, self.normals)[:, None] * self.normals
+        # Around the folds only: elsewhere the response along the surface is the surface's own
+        # (a curved mesh pressed along one axis, coarse levels spreading a push), and scaling
+        # it everywhere moved vertices far from any fold (a ball sliding across a face: 0.65 m
+        # where the press was 0.2 m deep). The region grows until it holds what folds.
+        for rings in REGION_RINGS:
+            region, weight = self._around(self.triangles[folded].ravel(), rings)
+            placed = self._scaled_down(positions, region, weight)
+            if placed is not None:
+                return placed - positions
+        return None
+
+    def _around(self, seeds: np.ndarray, rings: int) -> tuple[np.ndarray, np.ndarray]:
+        """The vertices within ``rings`` rings of triangles of ``seeds``, and each one's weight:
+        1 on the seeds, falling to 1 / (rings + 1) on the last ring."""
+        ring = np.full(self.rest.shape[0], -1)
+        ring[seeds] = 0
+        front = np.unique(seeds)
+        for step in range(1, rings + 1):
+            reached = np.unique(self.triangles[self._faces_around(front)].ravel())
+            front = reached[ring[reached] < 0]
+            ring[front] = step
+        region = (ring >= 0).nonzero()[0]
+        return region, 1.0 - ring[region] / (rings + 1.0)
+
+    def _scaled_down(self, positions: np.ndarray, region: np.ndarray, weight: np.ndarray) -> np.ndarray | None:
+        """``positions`` with the response along the surface in ``region`` scaled down, by
+        ``weight`` times the one factor (found by bisection) that leaves no face there
+        folded; None if some stays folded even with none of it (the fold reaches further)."""
+        response = positions[region] - self.rest[region]
+        along = np.einsum("ij,ij->i", response, self.normals[region])[:, None] * self.normals[region]
         sideways = response - along
-        drifting = nonzero_rows(np.abs(sideways) > 1e-9).nonzero()[0]
-        base = self.rest[drifting] + along[drifting]
 
         def scaled(factor: float) -> np.ndarray:
             placed = positions.copy()
-            placed[drifting] = base + factor * sideways[drifting]
+            placed[region] -= ((1.0 - factor) * weight)[:, None] * sideways
             return placed
 
+        if self.folded(scaled(0.0), region).size:
+            return None
         low, high = 0.0, 1.0  # no fold with none of the sideways response, a fold with all
         for _ in range(ROUNDS):
             middle = (low + high) / 2
-            if self.folded(scaled(middle), drifting).size:
+            if self.folded(scaled(middle), region).size:
                 high = middle
             else:
                 low = middle
-        return scaled(low) - positions
+        return scaled(low)

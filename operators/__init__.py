@@ -3,7 +3,7 @@
 import bpy
 import numpy as np
 
-from ..blender import curves, mesh_data, point_cache, posed, simulation
+from ..blender import curves, guard, mesh_data, point_cache, posed, simulation
 from .bake_options import BakeOptions
 
 
@@ -53,6 +53,10 @@ class OBJECT_OT_collision_response_enable(bpy.types.Operator):
         curves.ensure_curves(settings, count, defaults={"absorption": np.linspace(0.0, 0.5, count)})
         settings.enabled = True
         messages = simulation.update_object(obj, context.scene, context.evaluated_depsgraph_get())
+        # Evaluate the key just written now, while the guard holds: left to the next update,
+        # it reads as an edit of the mesh, which restarts (builds again) the simulation just built.
+        with guard.busy():
+            context.view_layer.update()
         for message in messages:
             self.report({"WARNING"}, message)
         return {"FINISHED"}

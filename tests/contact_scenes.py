@@ -95,6 +95,7 @@ class Frames:
         self.surface, self.colliders = surface, colliders
         self.friction, self.standoff, self.dt = friction, standoff, 1.0 / fps
         self.contacts = Contacts(surface.vertex_count)
+        self.rest = rest
         self.previous = surface.positions.astype(np.float64)
         self.motions = np.zeros((len(colliders), 3))
 
@@ -136,6 +137,7 @@ class Frames:
                 ),
                 self.friction,
                 self.standoff,
+                offsets=positions[queried] - self.rest[queried],
             )
             push[queried], touching[queried] = found.push, found.touching
         if among is None:

@@ -67,6 +67,7 @@ class CollisionQuery:
         standoff: float = 0.0,
         depsgraph: bpy.types.Depsgraph | None = None,
         among: np.ndarray | None = None,
+        offsets: Callable[[np.ndarray], np.ndarray] | None = None,
     ) -> Contact:
         """The vectors for ``positions`` (n, 3), object space. ``normals``: the surface's
         reference normals, object space, which the pushes follow (its rest normals, carried
@@ -78,7 +79,9 @@ class CollisionQuery:
         the last frame is read, and vertices and colliders far from each other forget their
         contact), then, after the step, only the vertices it moved (``among``, indices), with
         the colliders holding still. ``depsgraph``: the evaluated one the colliders are read
-        from (the add-on passes its frame-change handler's); by default the context's."""
+        from (the add-on passes its frame-change handler's); by default the context's.
+        ``offsets``: a function giving how far the response has moved the vertices (m,) it
+        is given (object space, (m, 3)), which bounds friction's drag; None for no bound."""
         count = positions.shape[0]
         if self.contacts.held.shape != (count,):
             self.contacts, self._resting, self._last = Contacts(count), None, None
@@ -106,7 +109,10 @@ class CollisionQuery:
             self.near = near
             far = {c.obj.name for c, n in zip(colliders, near_each, strict=True) if not n.any()}
             self.contacts.release(set(self.contacts.sides) - {c.obj.name for c in colliders} | far)
-            self.contacts.forget((~near & self.contacts.held).nonzero()[0])
+            gone = (~near & self.contacts.held).nonzero()[0]
+            self.contacts.forget(gone)
+            if self._resting is not None:  # nor where they rested: asked again, they cast a ray
+                self._resting.forget(gone)
         if not near.any():
             self._resting = None
             return contact
@@ -118,6 +124,7 @@ class CollisionQuery:
         else:
             local_normals = normals(queried) if callable(normals) else normals[queried]
         normal_world = _unit(local_normals @ inverse[:3, :3])  # normals: the inverse transpose
+        moved_by = None if offsets is None else offsets(queried) @ matrix[:3, :3].T
         state = (
             [(c.obj.name, np.array(c.obj.matrix_world).tobytes()) for c in colliders],
             matrix.tobytes(),
@@ -135,6 +142,7 @@ class CollisionQuery:
             contact.touching[queried[still]] = True
             keep = ~still
             queried, points, normal_world, approach = queried[keep], points[keep], normal_world[keep], approach[keep]
+            moved_by = None if moved_by is None else moved_by[keep]
         contact.queried = queried.size
         if queried.size:
             motion = np.stack([points @ move[:3, :3].T + move[:3, 3] - points for move in moves])
@@ -147,6 +155,7 @@ class CollisionQuery:
                 self._colliders(colliders, depsgraph),
                 friction,
                 standoff,
+                moved_by,
             )
             local = (points + found.push) @ inverse[:3, :3].T + inverse[:3, 3]
             contact.displacement[queried] = local - positions[queried]
