@@ -87,13 +87,23 @@ class Contacts:
 
     A side is +1 for pressing against the surface's reference normals (pushing along
     -normal), -1 along them. ``side`` holds, per vertex, the side of the collider that last
-    pushed it or that it touches (0: none).
+    pushed it or that it touches (0: none). ``axes`` holds each collider's press axis (along
+    the normals; None where the normals near it agree on none), set by ``aim`` at a frame's
+    first query from every vertex near it, and kept for the frame's second query, which asks
+    about some of them only.
     """
 
     def __init__(self, count: int):
         self.sides: dict[str, int] = {}  # by collider name, while the collider is near
+        self.axes: dict[str, np.ndarray | None] = {}  # by collider name, from the last ``aim``
         self.side = np.zeros(count, dtype=np.int8)
         self.held = np.zeros(count, dtype=bool)  # pushed or touching at the last query
+
+    def aim(self, colliders: "Colliders", points: np.ndarray, normals: np.ndarray) -> None:
+        """Each collider's press axis, from every vertex near it (``points`` and their unit
+        reference normals, (m, 3)): their mean normal, weighted by nearness to its centre."""
+        for name, centre, size in zip(colliders.names, colliders.centres, colliders.sizes, strict=True):
+            self.axes[name] = press_axis(points, normals, centre, size)
 
     def forget(self, which: np.ndarray) -> None:
         """Vertices ``which`` are clearly out of contact (near no collider)."""
@@ -104,6 +114,7 @@ class Contacts:
         """Colliders ``names`` are near no vertex: the next contact chooses their side anew."""
         for name in names:
             self.sides.pop(name, None)
+            self.axes.pop(name, None)
 
     def push(
         self,
@@ -124,10 +135,12 @@ class Contacts:
         friction's drag (``push_direction``); None for no bound."""
         was_held = self.held[queried]
         sides = self._sides(colliders, points, normals, motions - approach)
+        if any(name not in self.axes for name in colliders.names):  # not aimed yet: from these
+            self.aim(colliders, points, normals)
         directions = np.stack(
             [
-                push_direction(press_inward(points, -normals * side, centre, size), motion, friction, offsets)
-                for side, motion, centre, size in zip(sides, motions, colliders.centres, colliders.sizes, strict=True)
+                push_direction(press_inward(-normals * side, self.axes[name], side), motion, friction, offsets)
+                for name, side, motion in zip(colliders.names, sides, motions, strict=True)
             ]
         )  # (k, m, 3)
         sizes = colliders.sizes[:, None]
@@ -181,20 +194,26 @@ def approach_side(points: np.ndarray, normals: np.ndarray, relative: np.ndarray,
     return -1 if np.dot(before, normals.mean(axis=0)) < 0 else 1
 
 
-def press_inward(points: np.ndarray, inward: np.ndarray, centre: np.ndarray, size: float) -> np.ndarray:
-    """Unit directions (m, 3) a collider at ``centre`` (bounding radius ``size``) pushes the
-    vertices at ``points`` in, given their inward reference normals ``inward`` (m, 3): its
-    press axis (their mean, weighted by nearness to the centre), for every vertex whose own
-    normal is within 90 degrees of it, blending to its own normal at 120 degrees and beyond.
-    Normals all round the collider (it is inside a closed surface) have no axis: each vertex
-    follows its own."""
+def press_axis(points: np.ndarray, normals: np.ndarray, centre: np.ndarray, size: float) -> np.ndarray | None:
+    """The press axis of a collider at ``centre`` (bounding radius ``size``) on vertices
+    ``points`` with unit reference normals ``normals`` (m, 3): their mean, weighted by
+    nearness to the centre, unit length, along the normals. None where they point all round
+    (the collider is inside a closed surface): no one axis."""
     distance = np.linalg.norm(points - centre, axis=1)
     weight = np.clip(1.0 - distance / size, 0.0, None) ** 2
-    axis = weight @ inward
-    length = np.linalg.norm(axis)
-    if not length > AXIS_AGREEMENT * weight.sum():
+    axis = weight @ normals
+    length = float(np.linalg.norm(axis))
+    return axis / length if length > AXIS_AGREEMENT * weight.sum() else None
+
+
+def press_inward(inward: np.ndarray, axis: np.ndarray | None, side: int) -> np.ndarray:
+    """Unit directions (m, 3) a collider pressing from ``side`` with press ``axis`` (along the
+    normals, or None) pushes vertices with inward normals ``inward`` (m, 3) in: the axis,
+    pointing in, for every vertex whose own normal is within 90 degrees of it, blending to its
+    own normal at 120 degrees and beyond; without an axis, each its own normal."""
+    if axis is None:
         return inward
-    axis /= length
+    axis = -axis * side
     facing = np.clip((inward @ axis) / AXIS_BLEND + 1.0, 0.0, 1.0)[:, None]
     return _unit(facing * axis + (1.0 - facing) * inward)
 

@@ -52,6 +52,10 @@ class OBJECT_OT_collision_response_enable(bpy.types.Operator):
         # A first, gentle response: the finer the level the more it absorbs, none at level 0.
         curves.ensure_curves(settings, count, defaults={"absorption": np.linspace(0.0, 0.5, count)})
         settings.enabled = True
+        # The colliders as this frame's animation places them (a value set since, unkeyed, is
+        # what any frame change would undo): the simulation starts from where they are now.
+        with guard.busy():
+            context.scene.frame_set(context.scene.frame_current)
         messages = simulation.update_object(obj, context.scene, context.evaluated_depsgraph_get())
         # Evaluate the key just written now, while the guard holds: left to the next update,
         # it reads as an edit of the mesh, which restarts (builds again) the simulation just built.

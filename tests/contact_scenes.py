@@ -123,18 +123,21 @@ class Frames:
         approach = positions - self.previous
         self.previous = positions
         if queried.size:
+            rules = Colliders(
+                [str(i) for i in range(len(self.colliders))],
+                np.array([c.centre for c in self.colliders]),
+                np.array([c.radius for c in self.colliders]),
+                lambda origins, rays: _cast_each(self.colliders, origins, rays),
+            )
+            if among is None:  # each collider's press axis, from every vertex near it
+                self.contacts.aim(rules, positions[queried], self.normals[queried])
             found = self.contacts.push(
                 queried,
                 positions[queried],
                 self.normals[queried],
                 approach[queried],
                 np.broadcast_to(self.motions[:, None], (len(self.colliders), queried.size, 3)),
-                Colliders(
-                    [str(i) for i in range(len(self.colliders))],
-                    np.array([c.centre for c in self.colliders]),
-                    np.array([c.radius for c in self.colliders]),
-                    lambda origins, rays: _cast_each(self.colliders, origins, rays),
-                ),
+                rules,
                 self.friction,
                 self.standoff,
                 offsets=positions[queried] - self.rest[queried],

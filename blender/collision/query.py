@@ -137,6 +137,9 @@ class CollisionQuery:
             resting = self._resting = Resting(state, count)
         elif resting.state != state:  # something moved: no vertex is known to rest
             resting.restart(state)
+        rules = self._colliders(colliders, depsgraph)
+        if whole:  # each collider's press axis, from every vertex near it
+            self.contacts.aim(rules, points, normal_world)
         if all(c.rigid for c in colliders):
             still = resting.still(queried, points, standoff, tolerance)
             contact.touching[queried[still]] = True
@@ -152,7 +155,7 @@ class CollisionQuery:
                 normal_world,
                 approach,
                 motion,
-                self._colliders(colliders, depsgraph),
+                rules,
                 friction,
                 standoff,
                 moved_by,
