@@ -143,12 +143,6 @@ def key_baked(baked: list[tuple[int, bpy.types.ShapeKey]], edit: bpy.types.Prefe
         edit.keyframe_new_interpolation_type = interpolation
 
 
-def remove_keys(obj, keys: list[bpy.types.ShapeKey]) -> None:
-    """Remove ``keys`` (baked ones, before they were keyed: a cancelled bake)."""
-    for key in keys:
-        obj.shape_key_remove(key)
-
-
 def free_baked_keys(obj) -> None:
     """Remove every baked key and its keyframes."""
     for key in baked_keys(obj):

@@ -172,7 +172,10 @@ class OBJECT_OT_collision_response_bake(BakeOptions, bpy.types.Operator):
             self.last = self.frame_end
         self.original_frame = self.scene.frame_current
         self.frame = self.first
-        self.baked: list[tuple[int, bpy.types.ShapeKey]] = []
+        # Each frame's positions until the end, when the keys are made: a key added a frame would
+        # make Blender copy every key so far at each frame after (a bake's time grew with the
+        # square of its length).
+        self.baked: list[tuple[int, np.ndarray]] = []
         self.cache: point_cache.Writer | None = None
         if self.last < self.first:
             self.report({"ERROR"}, f"No frames to bake: {self.first}-{self.last}")
@@ -211,7 +214,7 @@ class OBJECT_OT_collision_response_bake(BakeOptions, bpy.types.Operator):
             if self.cache is not None:
                 self.cache.add(point_cache.shown_positions(self.obj, positions, depsgraph))
             else:
-                self.baked.append((self.frame, mesh_data.add_baked_key(self.obj, self.frame, positions)))
+                self.baked.append((self.frame, positions))  # read only, kept as it is
         except (simulation.Unusable, posed.Unfollowable) as problem:
             return str(problem)
         self.frame += 1
@@ -223,7 +226,8 @@ class OBJECT_OT_collision_response_bake(BakeOptions, bpy.types.Operator):
             point_cache.add_modifier(self.obj, self.path, self.first)
             where = f" to {self.path}"
         else:
-            mesh_data.key_baked(self.baked, context.preferences.edit)
+            keys = [(frame, mesh_data.add_baked_key(self.obj, frame, positions)) for frame, positions in self.baked]
+            mesh_data.key_baked(keys, context.preferences.edit)
             where = ""
         self.obj.collision_response.enabled = False
         simulation.invalidate(self.obj)
@@ -233,7 +237,6 @@ class OBJECT_OT_collision_response_bake(BakeOptions, bpy.types.Operator):
         return {"FINISHED"}
 
     def _cancel(self, problem: str | None = None):
-        mesh_data.remove_keys(self.obj, [key for _frame, key in self.baked])
         if self.cache is not None:
             self.cache.discard()
         self.scene.frame_set(self.original_frame)
