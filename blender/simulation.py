@@ -33,7 +33,9 @@ LARGE_MESH = 500_000
 PROGRESS_FRAMES = 10
 
 _hierarchies = HierarchyCache()
-_simulations: dict[str, "Simulation"] = {}  # by object name
+# By the object's session id: renaming an object keeps its simulation (by name, a renamed
+# object built a new one and left the old in memory).
+_simulations: dict[int, "Simulation"] = {}
 
 
 @dataclass
@@ -71,7 +73,7 @@ class LinkedMesh(Unusable):
 
 def invalidate(obj) -> None:
     """Drop the simulation of ``obj``: it restarts at the start frame on the next update."""
-    _simulations.pop(obj.name, None)
+    _simulations.pop(obj.session_uid, None)
 
 
 def invalidate_all() -> None:
@@ -80,7 +82,7 @@ def invalidate_all() -> None:
 
 
 def get(obj) -> Simulation | None:
-    return _simulations.get(obj.name)
+    return _simulations.get(obj.session_uid)
 
 
 def check(obj) -> None:
@@ -99,6 +101,21 @@ def check(obj) -> None:
         )
     if mesh.library is not None or (obj.library is not None and obj.override_library is None):
         raise Unusable(f"'{obj.name}' is linked from another file: its shape keys cannot be written")
+    sharing = [o.name for o in bpy.data.objects if o.data == mesh and o != obj]
+    if sharing:
+        raise Unusable(
+            f"'{obj.name}' shares its mesh '{mesh.name}' with {', '.join(repr(n) for n in sharing)}: the response "
+            "is a shape key of the mesh, so they would all show one dent. Make it single user "
+            "(Object > Relation > Make Single User > Object & Data)"
+        )
+    check_transform(obj)
+
+
+def check_transform(obj) -> None:
+    """Raise Unusable if ``obj`` is scaled to nothing on some axis (the collisions are found
+    in its object space, which then has no inverse)."""
+    if abs(np.linalg.det(np.array(obj.matrix_world)[:3, :3])) < 1e-12:
+        raise Unusable(f"'{obj.name}' has a scale of 0 on some axis: give it a size to respond")
 
 
 def colliders(obj) -> list:
@@ -201,14 +218,15 @@ def positions_at(obj, scene, frame: int, depsgraph: bpy.types.Depsgraph) -> np.n
     from the head when needed (bringing the scene to each frame between in turn).
     ``depsgraph``: the view layer's evaluated one; ``scene.frame_set`` evaluates that same
     depsgraph at each frame, so it stays the one to read."""
-    simulation = _simulations.get(obj.name)
+    check_transform(obj)
+    simulation = _simulations.get(obj.session_uid)
     if simulation is not None:
         level_count = len(simulation.surface.hierarchy.sizes)
         if fingerprint(obj, level_count) != simulation.fingerprint:
             simulation = None
     if simulation is None:
         simulation = _build(obj, scene)
-        _simulations[obj.name] = simulation
+        _simulations[obj.session_uid] = simulation
     if frame < simulation.start:
         return mesh_data.rest_positions(obj)
     if frame in simulation.frames:

@@ -46,6 +46,14 @@ class OBJECT_OT_collision_response_enable(bpy.types.Operator):
             self.report({"ERROR"}, str(problem))
             return {"CANCELLED"}
         settings = obj.collision_response
+        keys = obj.data.shape_keys
+        if not settings.enabled and keys is not None and mesh_data.SHAPE_KEY in keys.key_blocks:
+            self.report(
+                {"ERROR"},
+                f"'{obj.name}' has a shape key of its own named '{mesh_data.SHAPE_KEY}': rename it "
+                "(the response writes a key of that name)",
+            )
+            return {"CANCELLED"}
         _add_selected_colliders(context)
         settings.start_frame = context.scene.frame_start
         count = simulation.level_count(obj)
@@ -79,6 +87,9 @@ class OBJECT_OT_collision_response_disable(bpy.types.Operator):
 
     def execute(self, context):
         obj = context.active_object
+        if not obj.collision_response.enabled:  # a key of that name is the user's: kept
+            self.report({"INFO"}, f"'{obj.name}' does not respond: nothing to disable")
+            return {"CANCELLED"}
         obj.collision_response.enabled = False
         simulation.invalidate(obj)
         mesh_data.remove_shape_key(obj)

@@ -1,0 +1,89 @@
+"""Shared and odd data (issue 18): a mesh shared by two objects, a user's own key named like
+ours, a scale of 0, a renamed object. Each gets a clear message or just works; nothing of the
+user's is lost, no traceback."""
+
+import sys
+
+import bpy
+import numpy as np
+import pytest
+
+from primitives import scene_with_grid
+
+
+@pytest.fixture
+def scene(addon):
+    """A 33 x 33 grid and a ball keyed to sink 10 cm into it over frames 1-20."""
+    scene, grid = scene_with_grid(30)
+    bpy.ops.mesh.primitive_uv_sphere_add(radius=0.4, location=(0, 0, 0.5))
+    ball = bpy.context.active_object
+    ball.keyframe_insert("location", frame=1)
+    ball.location.z = 0.3
+    ball.keyframe_insert("location", frame=20)
+    scene.frame_set(1)
+    ball.select_set(True)
+    grid.select_set(True)
+    bpy.context.view_layer.objects.active = grid
+    yield scene, grid, ball
+    bpy.ops.wm.read_homefile(use_empty=True)
+
+
+def simulation_module(addon):
+    return sys.modules[addon.__name__ + ".blender.simulation"]
+
+
+def test_a_mesh_shared_by_two_objects_is_refused_with_the_way_out(scene):
+    scene, grid, _ = scene
+    twin = grid.copy()  # Alt+D: a second object on the same mesh
+    twin.location.x = 3.0
+    scene.collection.objects.link(twin)
+    with pytest.raises(RuntimeError, match=r"shares its mesh 'Grid' with 'Grid\.001'.*Make Single User"):
+        bpy.ops.object.collision_response_enable()
+    assert grid.data.shape_keys is None and not grid.collision_response.enabled
+
+
+def test_a_users_own_key_of_our_name_is_never_taken_nor_deleted(scene):
+    scene, grid, _ = scene
+    grid.shape_key_add(name="Basis")
+    theirs = grid.shape_key_add(name="Collision Response")
+    theirs.data[0].co.z = 0.25
+    theirs.value = 0.5
+    with pytest.raises(RuntimeError, match="has a shape key of its own named 'Collision Response'"):
+        bpy.ops.object.collision_response_enable()
+    assert bpy.ops.object.collision_response_disable() == {"CANCELLED"}  # not enabled: kept
+    keys = grid.data.shape_keys.key_blocks
+    assert [k.name for k in keys] == ["Basis", "Collision Response"]
+    assert keys["Collision Response"].data[0].co.z == 0.25 and keys["Collision Response"].value == 0.5
+
+
+def test_a_scale_of_zero_is_a_message_not_a_traceback_and_the_response_comes_back(scene, addon):
+    scene, grid, ball = scene
+    bpy.ops.object.collision_response_enable()
+    simulation = simulation_module(addon)
+    for frame in range(2, 11):
+        scene.frame_set(frame)
+    grid.scale.z = 0.0  # set while playing
+    messages = simulation.update_object(grid, scene, bpy.context.evaluated_depsgraph_get())
+    assert messages == ["'Grid' has a scale of 0 on some axis: give it a size to respond"]
+    scene.frame_set(11)  # the frame-change handler: no exception either
+    grid.scale.z = 1.0
+    scene.frame_set(20)
+    key = grid.data.shape_keys.key_blocks["Collision Response"]
+    lowest = min(v.co.z for v in key.data)
+    assert lowest == pytest.approx(0.3 - 0.4, abs=2e-3)  # pressed again, down to the ball
+    ball.scale = (0.0, 0.0, 0.0)  # a collider scaled to nothing: nothing to meet
+    scene.frame_set(21)
+    assert np.isfinite([v.co.z for v in key.data]).all()
+
+
+def test_a_renamed_object_keeps_its_simulation(scene, addon):
+    scene, grid, _ = scene
+    bpy.ops.object.collision_response_enable()
+    simulation = simulation_module(addon)
+    for frame in range(2, 6):
+        scene.frame_set(frame)
+    playing = simulation.get(grid)
+    grid.name = "Cushion"
+    scene.frame_set(6)
+    assert simulation.get(grid) is playing and playing.head == 6  # stepped on, not rebuilt
+    assert len(simulation._simulations) == 1  # nothing left behind under the old name
