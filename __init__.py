@@ -5,9 +5,9 @@ each registering its own classes. Modules register in order and unregister in re
 """
 
 from . import operators, panels
-from .blender import handlers, presets, properties
+from .blender import handlers, presets, properties, timeline
 
-_modules = (properties, operators, presets, panels, handlers)
+_modules = (properties, operators, presets, panels, handlers, timeline)
 
 
 def register() -> None:

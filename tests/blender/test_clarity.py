@@ -288,6 +288,24 @@ def test_the_panel_says_what_is_cached_and_what_a_frame_costs(scene):
     assert simulation.get(grid).status().startswith("Cached frames 1-5;")
 
 
+def test_the_timeline_strip_spans_the_frames_cached(scene):
+    """What the Timeline's cache strip spans (drawn only where there is a window: the span is
+    what it draws, from the start frame to the last simulated)."""
+    from bl_ext.user_default.collision_response.blender import timeline
+
+    scene, grid, ball = scene
+    assert timeline.cached_span(grid) is None and timeline.cached_span(None) is None
+    enable(grid)
+    play(scene, grid, ball, range(1, 21))
+    assert timeline.cached_span(grid) == (1, 20)
+    scene.frame_set(8)  # scrubbing back keeps the cache
+    assert timeline.cached_span(grid) == (1, 20)
+    grid.collision_response.friction = 0.5  # a change restarts it
+    assert timeline.cached_span(grid) is None
+    scene.frame_set(9)
+    assert timeline.cached_span(grid) == (1, 9)
+
+
 def test_a_long_jump_simulates_every_frame_between_with_progress(scene):
     from bl_ext.user_default.collision_response.blender import simulation
 
