@@ -12,12 +12,11 @@ Usage: .venv/bin/python tools/benchmark_bake.py [--frames 120] [--subdivisions 3
 import argparse
 import itertools
 import sys
-import tempfile
 import time
 from pathlib import Path
 
 # bpy as the frame benchmark imports it (with a temporary user folder set first)
-from benchmark_frame import bpy, build, installed_module, scene_with
+from benchmark_frame import bpy, enabled_scene, installed_module
 
 
 def main() -> None:
@@ -26,14 +25,7 @@ def main() -> None:
     parser.add_argument("--subdivisions", type=int, default=316, help="of Blender's Grid (316: 100,489 vertices)")
     parser.add_argument("--zip", type=Path, help="benchmark this build of the extension (an older commit's, say)")
     args = parser.parse_args()
-    zip_path = args.zip or build(Path(tempfile.mkdtemp()))
-    bpy.ops.extensions.package_install_files(filepath=str(zip_path), repo="user_default", enable_on_install=True)
-    scene, grid, ball = scene_with(args.subdivisions)
-    scene.frame_start, scene.frame_end = 1, args.frames
-    for obj in bpy.context.view_layer.objects:
-        obj.select_set(obj in (grid, ball))
-    bpy.context.view_layer.objects.active = grid
-    bpy.ops.object.collision_response_enable()
+    _scene, grid = enabled_scene(args.subdivisions, args.frames, args.zip)
     stamps = []
     handler = lambda *_args: stamps.append(time.perf_counter())  # noqa: E731 (after the add-on's)
     bpy.app.handlers.frame_change_post.append(handler)

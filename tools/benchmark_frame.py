@@ -91,6 +91,20 @@ def scene_with(subdivisions: int, rigged: bool = False, away: bool = False, ripp
     return scene, grid, ball
 
 
+def enabled_scene(subdivisions: int, frames: int, zip_path: Path | None = None):
+    """The extension installed (``zip_path``, or built from here) and ``scene_with``'s grid
+    and sinking ball over ``frames`` frames, the response enabled on the grid: (scene, grid)."""
+    zip_path = zip_path or build(Path(tempfile.mkdtemp()))
+    bpy.ops.extensions.package_install_files(filepath=str(zip_path), repo="user_default", enable_on_install=True)
+    scene, grid, ball = scene_with(subdivisions)
+    scene.frame_start, scene.frame_end = 1, frames
+    for obj in bpy.context.view_layer.objects:
+        obj.select_set(obj in (grid, ball))
+    bpy.context.view_layer.objects.active = grid
+    bpy.ops.object.collision_response_enable()
+    return scene, grid
+
+
 @dataclass
 class Case:
     name: str  # for --cases

@@ -8,11 +8,9 @@ Usage: .venv/bin/python tools/benchmark_memory.py [--frames 150] [--subdivisions
 """
 
 import argparse
-import tempfile
-from pathlib import Path
 
 # bpy as the frame benchmark imports it (with a temporary user folder set first)
-from benchmark_frame import bpy, build, installed_module, scene_with
+from benchmark_frame import enabled_scene, installed_module
 
 
 def main() -> None:
@@ -20,14 +18,7 @@ def main() -> None:
     parser.add_argument("--frames", type=int, default=150)
     parser.add_argument("--subdivisions", type=int, default=512, help="of Blender's Grid (512: 263,169 vertices)")
     args = parser.parse_args()
-    zip_path = build(Path(tempfile.mkdtemp()))
-    bpy.ops.extensions.package_install_files(filepath=str(zip_path), repo="user_default", enable_on_install=True)
-    scene, grid, ball = scene_with(args.subdivisions)
-    scene.frame_start, scene.frame_end = 1, args.frames
-    for obj in bpy.context.view_layer.objects:
-        obj.select_set(obj in (grid, ball))
-    bpy.context.view_layer.objects.active = grid
-    bpy.ops.object.collision_response_enable()
+    scene, grid = enabled_scene(args.subdivisions, args.frames)
     for frame in range(1, args.frames + 1):
         scene.frame_set(frame)
     played = installed_module("blender.simulation").get(grid).frames

@@ -64,6 +64,23 @@ def _subdivided_monkey():
     return arrays
 
 
+def grid_and_ball(last_frame: int, heights: dict[int, float], radius: float = 0.4):
+    """``scene_with_grid``'s grid and a ball of ``radius`` above its centre, keyed at the
+    heights given by frame, the scene at frame 1, both selected and the grid active (what
+    Enable takes): returns the scene, the grid and the ball."""
+    scene, grid = scene_with_grid(last_frame)
+    bpy.ops.mesh.primitive_uv_sphere_add(radius=radius, location=(0, 0, 0.5))
+    ball = bpy.context.active_object
+    for frame, z in heights.items():
+        ball.location.z = z
+        ball.keyframe_insert("location", frame=frame)
+    scene.frame_set(1)
+    ball.select_set(True)
+    grid.select_set(True)
+    bpy.context.view_layer.objects.active = grid
+    return scene, grid, ball
+
+
 def scene_with_grid(last_frame: int):
     """A new empty scene playing frames 1 to ``last_frame``, holding Blender's 33 x 33 Grid
     (2 m wide, at the origin): returns the scene and the grid."""

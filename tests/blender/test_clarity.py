@@ -6,8 +6,9 @@ import warnings
 import bpy
 import numpy as np
 import pytest
+from test_addon import response
 
-from primitives import scene_with_grid
+from primitives import grid_and_ball
 
 RADIUS = 0.4
 FACETS = RADIUS * (1 - np.cos(np.pi / 32) ** 2)  # how far the 32 x 16 UV sphere lies inside the true one
@@ -17,25 +18,8 @@ FACETS = RADIUS * (1 - np.cos(np.pi / 32) ** 2)  # how far the 32 x 16 UV sphere
 def scene(addon):
     """The 33 x 33 grid (2 m, 6.25 cm between vertices) and a ball of radius 0.4 that sinks
     10 cm into it over frames 1-20, holds, and is gone at frame 22."""
-    scene, grid = scene_with_grid(80)
-    bpy.ops.mesh.primitive_uv_sphere_add(radius=RADIUS, location=(0, 0, 0.5))
-    ball = bpy.context.active_object
-    for frame, z in ((1, 0.5), (20, 0.3), (21, 0.3), (22, 2.0)):
-        ball.location.z = z
-        ball.keyframe_insert("location", frame=frame)
-    scene.frame_set(1)
-    ball.select_set(True)
-    grid.select_set(True)
-    bpy.context.view_layer.objects.active = grid
-    yield scene, grid, ball
+    yield grid_and_ball(80, {1: 0.5, 20: 0.3, 21: 0.3, 22: 2.0}, RADIUS)
     bpy.ops.wm.read_homefile(use_empty=True)
-
-
-def response(grid) -> np.ndarray:
-    key = grid.data.shape_keys.key_blocks["Collision Response"]
-    positions = np.empty(len(key.data) * 3, dtype=np.float32)
-    key.data.foreach_get("co", positions)
-    return positions.reshape(-1, 3)
 
 
 def rest(grid) -> np.ndarray:

@@ -11,22 +11,13 @@ import numpy as np
 import pytest
 from test_addon import evaluated, response
 
-from primitives import scene_with_grid
+from primitives import grid_and_ball
 
 
 @pytest.fixture
 def scene(addon):
     """A 33 x 33 grid and a ball keyed to sink 10 cm into it over frames 1-20, enabled."""
-    scene, grid = scene_with_grid(30)
-    bpy.ops.mesh.primitive_uv_sphere_add(radius=0.4, location=(0, 0, 0.5))
-    ball = bpy.context.active_object
-    ball.keyframe_insert("location", frame=1)
-    ball.location.z = 0.3
-    ball.keyframe_insert("location", frame=20)
-    scene.frame_set(1)
-    ball.select_set(True)
-    grid.select_set(True)
-    bpy.context.view_layer.objects.active = grid
+    scene, grid, ball = grid_and_ball(30, {1: 0.5, 20: 0.3})
     assert bpy.ops.object.collision_response_enable() == {"FINISHED"}
     yield scene, grid, ball
     bpy.ops.wm.read_homefile(use_empty=True)
