@@ -320,8 +320,12 @@ def _finder(obj, simulation: Simulation, scene, depsgraph):
             return contact.displacement, contact.touching
         if among is None:  # the state the key holds already, when it does: no write
             positions = positions if simulation.frames.last is None else simulation.frames.last
-        else:  # only those near a collider matter (the query asks no others)
-            among = among[simulation.query.near[among]]
+        else:  # only those the step can have brought near a collider (the query asks no others)
+            last = simulation.frames.last
+            moved = float(np.abs(positions[among] - last[among]).max()) if last is not None and among.size else 0.0
+            # Twice the furthest move in rest space: a deformation may stretch it (a rig's
+            # blended bones), and a vertex it brought in is pushed out this frame, not the next.
+            among = among[simulation.query.near_within(2.0 * moved)[among]]
             if among.size == 0:
                 return np.zeros((count, 3), dtype=np.float32), np.zeros(count, dtype=bool)
         _show(obj, positions)

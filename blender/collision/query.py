@@ -19,6 +19,7 @@ import bpy
 import numpy as np
 
 from ...core.contact import HOLD_TOLERANCE, TOUCH_TOLERANCE, Colliders, Contacts, Resting
+from ...core.vectors import nonzero_rows
 from .colliders import Collider, carried_box, usable_colliders
 from .raycast import RayCaster
 
@@ -56,6 +57,7 @@ class CollisionQuery:
         # array each time) and the object's matrix then: each vertex's own motion.
         self._last: tuple[np.ndarray, np.ndarray] | None = None
         self._resting: Resting | None = None
+        self._broad: tuple | None = None  # what the last whole query's broad phase was given
 
     def displacements(
         self,
@@ -107,6 +109,7 @@ class CollisionQuery:
         last, self._last = self._last, (positions, matrix)
         if whole:
             self.near = near
+            self._broad = (positions, colliders, standoff, inverse)
             far = {c.obj.name for c, n in zip(colliders, near_each, strict=True) if not n.any()}
             self.contacts.release(set(self.contacts.sides) - {c.obj.name for c in colliders} | far)
             gone = (~near & self.contacts.held).nonzero()[0]
@@ -160,11 +163,26 @@ class CollisionQuery:
                 standoff,
                 moved_by,
             )
-            local = (points + found.push) @ inverse[:3, :3].T + inverse[:3, 3]
-            contact.displacement[queried] = local - positions[queried]
+            # Only the pushed: carried to object space and back, a vertex not pushed would get
+            # a rounding-size vector (a turned object), which reads as a push: held where it is,
+            # and not asked again after the step (a sheet relaxed into a withdrawing cone).
+            pushed = nonzero_rows(found.push).nonzero()[0]
+            local = found.push[pushed] @ inverse[:3, :3].T
+            contact.displacement[queried[pushed]] = local
             contact.touching[queried] = found.touching
             resting.record(queried, points, found)
         return contact
+
+    def near_within(self, distance: float) -> np.ndarray:
+        """The vertices that were, at the last whole query, within ``distance`` of its broad
+        phase: those a step that moved no vertex further can have brought near a collider."""
+        if self._broad is None:
+            return self.near.copy()
+        positions, colliders, standoff, inverse = self._broad
+        near = np.zeros(positions.shape[0], dtype=bool)
+        for collider in colliders:
+            near |= _near(positions, collider, standoff + distance, inverse)
+        return near
 
     def _colliders(self, colliders: list[Collider], depsgraph) -> Colliders:
         """The colliders as the contact rules see them, with Blender's ray caster."""

@@ -156,6 +156,32 @@ def test_a_global_response_on_the_bent_arm_keeps_out_of_the_ball(elbow):
         assert RADIUS - np.linalg.norm(live[frame] - centre, axis=1).min() < 1e-3 * RADIUS
 
 
+@pytest.mark.parametrize("preset", ["", "Stiff Shell"])
+def test_an_arm_straightening_away_from_a_resting_ball_never_lets_it_in(elbow, preset):
+    """The elbow bent into the ball, then straightened away from it over frames 25-45 while
+    the ball stays. On a frame where the posed surface has just left the ball's reach, the
+    dent relaxes (fast with Stiff Shell): what that brings back inside is asked about and
+    pushed out the same frame. (It was not: the query, having found nothing near the ball
+    before the step, asked nothing after it, and the dent vanished with the arm 14 cm inside
+    the ball on every other frame.)"""
+    scene, arm, ball = elbow
+    scene.frame_end = 50
+    bone = arm.parent.pose.bones["lower"]
+    bone.keyframe_insert("rotation_euler", frame=25)
+    bone.rotation_euler.x = 0.0
+    bone.keyframe_insert("rotation_euler", frame=45)
+    ball.keyframe_insert("location", frame=45)
+    bpy.ops.object.collision_response_enable()
+    if preset:
+        path = bpy.utils.preset_find(preset, "collision_response")
+        bpy.ops.script.execute_preset(filepath=path, menu_idname="COLLISION_RESPONSE_MT_presets")
+    for frame in range(1, 51):
+        scene.frame_set(frame)
+        centre = np.array(ball.matrix_world.translation)
+        inside = RADIUS - np.linalg.norm(evaluated(arm) - centre, axis=1).min()
+        assert inside < 1e-3 * RADIUS, f"frame {frame}: {inside:.4f} inside"
+
+
 def test_bake_gives_the_posed_result_playback_gave(elbow):
     scene, arm, _ = elbow
     bpy.ops.object.collision_response_enable()
