@@ -13,7 +13,8 @@ from . import guard
 SHAPE_KEY = "Collision Response"
 BAKED_PREFIX = "Collision Response "  # baked keys: "Collision Response 0012"
 
-_written: dict[str, np.ndarray] = {}  # by object name: the positions its response key holds
+# By the object's session id, as the simulations are: the positions its response key holds.
+_written: dict[int, np.ndarray] = {}
 
 
 def is_baked_key(name: str) -> bool:
@@ -70,7 +71,7 @@ def group_weights(obj, group) -> np.ndarray:
 
 def holds(obj, positions: np.ndarray) -> bool:
     """Whether the response key holds ``positions`` (this very array) already."""
-    return _written.get(obj.name) is positions
+    return _written.get(obj.session_uid) is positions
 
 
 def forget_written() -> None:
@@ -85,24 +86,30 @@ def write_shape_key(obj, positions: np.ndarray) -> None:
     with guard.busy():
         if mesh.shape_keys is None:
             obj.shape_key_add(name="Basis", from_mix=False)
-        key = mesh.shape_keys.key_blocks.get(SHAPE_KEY)
+        key = live_key(obj)
         if key is None:
             key = obj.shape_key_add(name=SHAPE_KEY, from_mix=False)
             key.value = 1.0
         # ShapeKey.points: the bulk accessor (the per-point "data" costs 100 x more).
         key.points.foreach_set("co", np.ascontiguousarray(positions, dtype=np.float32).ravel())
         mesh.update()
-        _written[obj.name] = positions
+        _written[obj.session_uid] = positions
+
+
+def live_key(obj) -> bpy.types.ShapeKey | None:
+    """The mesh's key named "Collision Response", if it has one."""
+    keys = obj.data.shape_keys
+    return None if keys is None else keys.key_blocks.get(SHAPE_KEY)
 
 
 def remove_shape_key(obj) -> None:
     """Remove the "Collision Response" shape key: the mesh is as it was."""
-    _written.pop(obj.name, None)
-    keys = obj.data.shape_keys
-    if keys is None or SHAPE_KEY not in keys.key_blocks:
+    _written.pop(obj.session_uid, None)
+    key = live_key(obj)
+    if key is None:
         return
     with guard.busy():
-        obj.shape_key_remove(keys.key_blocks[SHAPE_KEY])
+        obj.shape_key_remove(key)
 
 
 # -- baked keys ---------------------------------------------------------------------------------

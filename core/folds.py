@@ -1,15 +1,16 @@
 """Faces the response turned over, and the move that turns them back.
 
 Pushes along a collider's press axis (on a sheet, its normal) keep a pressed sheet a height
-field over its rest shape, which cannot fold. What can fold it is motion *along* the surface: friction
-dragging contact vertices with a sliding collider past neighbours it does not touch. When a
-step folds a face (a triangle of a polygon whose normal turned against its rest direction),
-the guard shortens the part of the response along the surface around the fold (a few rings
-of triangles, fading out at their edge) by the one factor that leaves no face folded (found
-by bisection): friction drags the surface as far as it can without turning it over.
-Straightening vertex by vertex instead folds the neighbours of each straightened vertex in
-turn; straightening the whole mesh moves what has nothing to do with the fold. It works in the solver's space
-(rest space): a rig's deformation does not fold faces.
+field over its rest shape, which cannot fold. What can fold it is motion *along* the
+surface: friction dragging contact vertices with a sliding collider past neighbours it does
+not touch. When a step folds a face (a triangle of a polygon whose normal turned against its
+rest direction), the guard shortens the part of the response along the surface around the
+fold (a few rings of triangles, fading out at their edge) by the one factor that leaves no
+face folded (found by bisection): friction drags the surface as far as it can without
+turning it over. Straightening vertex by vertex instead folds the neighbours of each
+straightened vertex in turn; straightening the whole mesh moves what has nothing to do
+with the fold. It works in the solver's space (rest space): a rig's deformation does not
+fold faces.
 """
 
 import numpy as np

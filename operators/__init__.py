@@ -46,8 +46,7 @@ class OBJECT_OT_collision_response_enable(bpy.types.Operator):
             self.report({"ERROR"}, str(problem))
             return {"CANCELLED"}
         settings = obj.collision_response
-        keys = obj.data.shape_keys
-        if not settings.enabled and keys is not None and mesh_data.SHAPE_KEY in keys.key_blocks:
+        if not settings.enabled and mesh_data.live_key(obj) is not None:
             self.report(
                 {"ERROR"},
                 f"'{obj.name}' has a shape key of its own named '{mesh_data.SHAPE_KEY}': rename it "

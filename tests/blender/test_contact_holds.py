@@ -258,9 +258,12 @@ def test_a_rigged_sheet_with_a_lattice_after_its_armature_keeps_out_of_the_ball(
     play_and_check(scene, grid, [sphere], 30, bounded=False)
 
 
-def monkey_and_path(subdivisions: int, depth: float):
-    """The monkey subdivided, and a path for a ball of radius 0.3 that comes from in front of
-    its face and slides across it ``depth`` deep (the monkey looks along -y)."""
+def monkey_and_ball(subdivisions: int, depth: float):
+    """A new scene: the monkey subdivided, and a ball of radius 0.3 keyed to come from in
+    front of its face and slide across it ``depth`` deep (the monkey looks along -y), the
+    response enabled with the ball as its collider. Returns the scene, the monkey, its rest
+    positions and the ball."""
+    bpy.ops.wm.read_homefile(use_empty=True)
     bpy.ops.mesh.primitive_monkey_add()
     monkey = bpy.context.active_object
     monkey.modifiers.new("Subdivision", "SUBSURF").levels = subdivisions
@@ -271,7 +274,10 @@ def monkey_and_path(subdivisions: int, depth: float):
         front = rest[(np.abs(rest[:, 0] - x) < 0.05) & (np.abs(rest[:, 2] - 0.25) < 0.05), 1].min()
         path[5 + 9 * i] = (x, front - 0.3 + depth, 0.25)
     path[1] = (path[5][0], path[5][1] - 0.2, 0.25)  # from in front of it
-    return monkey, rest, path
+    sphere = ball(0.3, path[1])
+    keyed(sphere, path)
+    enable(monkey, [sphere])
+    return bpy.context.scene, monkey, rest, sphere
 
 
 def turned_over(obj, rest: np.ndarray, positions: np.ndarray) -> int:
@@ -296,12 +302,7 @@ def test_a_ball_sliding_deep_across_a_curved_face_with_friction_neither_plows_no
     fold guard then straightened the whole head: 760 faces turned over). Every frame: nothing
     inside the ball, no vertex further than 1.5 times the press from rest, at most 1.5 % of
     the faces turned (a curved surface pressed deeper than it is curved: the brow's ridge)."""
-    bpy.ops.wm.read_homefile(use_empty=True)
-    scene = bpy.context.scene
-    monkey, rest, path = monkey_and_path(2, 0.2)
-    sphere = ball(0.3, path[1])
-    keyed(sphere, path)
-    enable(monkey, [sphere])
+    scene, monkey, rest, sphere = monkey_and_ball(2, 0.2)
     if preset:
         bpy.context.view_layer.objects.active = monkey
         path_to = bpy.utils.preset_find(preset, "collision_response")
@@ -321,12 +322,7 @@ def test_a_ball_sliding_across_a_dense_curved_face_stays_where_it_presses():
     its face about 10 cm deep over 40 frames, settings from Enable: only the region the ball
     passes moves (at 110k vertices the whole head moved, 1.6 m by frame 24), and nothing is
     inside the ball."""
-    bpy.ops.wm.read_homefile(use_empty=True)
-    scene = bpy.context.scene
-    monkey, rest, path = monkey_and_path(3, 0.1)
-    sphere = ball(0.3, path[1])
-    keyed(sphere, path)
-    enable(monkey, [sphere])
+    scene, monkey, rest, sphere = monkey_and_ball(3, 0.1)
     for frame in range(1, 42):
         scene.frame_set(frame)
         positions = evaluated(monkey)
