@@ -281,7 +281,7 @@ def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.D
         folds = simulation.folds if obj.collision_response.friction > 0 else None
         moved = advance(surface, find, 1.0 / fps, folds)
     else:  # the start frame is the rest shape: it only shows the colliders to the query
-        find(surface.positions, None)  # (their motion is measured from there)
+        find(surface.positions, None, np.inf)  # (their motion is measured from there)
         moved = False
     # An idle step leaves the positions the last frame had (the same bits: no copy, no write).
     last = simulation.frames.last
@@ -302,30 +302,29 @@ def _finder(obj, simulation: Simulation, scene, depsgraph):
     on_posed = posed.is_posed(obj)
     count = simulation.surface.vertex_count
 
-    def ask(positions, normals, among, offsets):
+    def ask(positions, normals, among, offsets, within):
         # How far the response moved each vertex bounds friction's drag: without friction,
         # not asked (carrying it onto a posed surface costs a call a vertex).
         offsets = offsets if settings.friction > 0 else None
         contact = simulation.query.displacements(
-            obj, positions, normals, candidates, settings.friction, settings.standoff, depsgraph, among, offsets
+            obj, positions, normals, candidates, settings.friction, settings.standoff, depsgraph, among, offsets, within
         )
         if among is None:
             simulation.messages = contact.messages
         return contact
 
-    def find(positions: np.ndarray, among: np.ndarray | None):
+    def find(positions: np.ndarray, among: np.ndarray | None, within: float):
         rest = simulation.rest
         if not on_posed:
-            contact = ask(positions, simulation.normals, among, lambda index: positions[index] - rest[index])
+            contact = ask(positions, simulation.normals, among, lambda index: positions[index] - rest[index], within)
             return contact.displacement, contact.touching
         if among is None:  # the state the key holds already, when it does: no write
             positions = positions if simulation.frames.last is None else simulation.frames.last
         else:  # only those the step can have brought near a collider (the query asks no others)
-            last = simulation.frames.last
-            moved = float(np.abs(positions[among] - last[among]).max()) if last is not None and among.size else 0.0
             # Twice the furthest move in rest space: a deformation may stretch it (a rig's
             # blended bones), and a vertex it brought in is pushed out this frame, not the next.
-            among = among[simulation.query.near_within(2.0 * moved)[among]]
+            within = 2.0 * within
+            among = among[simulation.query.near_within(within)[among]]
             if among.size == 0:
                 return np.zeros((count, 3), dtype=np.float32), np.zeros(count, dtype=bool)
         _show(obj, positions)
@@ -340,6 +339,7 @@ def _finder(obj, simulation: Simulation, scene, depsgraph):
                 lambda index: deformation.to_posed(simulation.normals[index], index),
                 among,
                 lambda index: deformation.to_posed(positions[index] - rest[index], index),
+                within,
             )
             pushed = np.flatnonzero(nonzero_rows(contact.displacement))
             displacement = contact.displacement.copy()

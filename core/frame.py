@@ -20,15 +20,17 @@ from .folds import FoldGuard
 from .solver import Surface
 from .vectors import nonzero_rows, rows_differ
 
-#: ``find(positions (n, 3), among)``: the pushes (n, 3) out of the colliders and the touching
-#: flags (n,) of the vertices ``among`` (indices; every vertex when None), in the solver's space.
-Find = Callable[[np.ndarray, np.ndarray | None], tuple[np.ndarray, np.ndarray]]
+#: ``find(positions (n, 3), among, within)``: the pushes (n, 3) out of the colliders and the
+#: touching flags (n,) of the vertices ``among`` (indices; every vertex when None), in the
+#: solver's space. ``within``: how far any vertex of ``among`` moved since the frame's first
+#: ``find`` (its broad phase may test only those that were that near a collider then).
+Find = Callable[[np.ndarray, np.ndarray | None, float], tuple[np.ndarray, np.ndarray]]
 
 
 def advance(surface: Surface, find: Find, dt: float, guard: FoldGuard | None = None) -> bool:
     """Respond for one frame of ``dt`` seconds. Returns False when nothing changed."""
     before = surface.positions
-    push, touching = find(before, None)
+    push, touching = find(before, None, np.inf)
     if not surface.step(push, dt, touching):
         return False
     after = surface.positions
@@ -41,8 +43,17 @@ def advance(surface: Surface, find: Find, dt: float, guard: FoldGuard | None = N
         push[unfolded] = 0  # moved after their push: asked again
     # A pushed vertex ends at its goal, out of the collider, and a resting one stays put:
     # only the others the step moved can have gone in.
-    moved &= ~nonzero_rows(push)
-    again, _touching = find(after, moved.nonzero()[0])
+    pushed = nonzero_rows(push)
+    moved &= ~pushed
+    again, _touching = find(after, moved.nonzero()[0], _furthest(after - before, pushed))
     if again.any():
         surface.correct(again)
     return True
+
+
+def _furthest(motion: np.ndarray, pushed: np.ndarray) -> float:
+    """The length of the longest row of ``motion`` (n, 3) that is not ``pushed`` (n,),
+    rounded up past float32's rounding (a bound must not come out short)."""
+    squared = np.einsum("ij,ij->i", motion, motion)
+    squared[pushed] = 0.0
+    return float(np.sqrt(squared.max())) * (1.0 + 1e-5) if squared.size else 0.0

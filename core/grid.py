@@ -204,7 +204,9 @@ class GridHierarchy:
         side = grid_side(level)
         return flat.reshape(flat.shape[0], side, side)
 
-    def restrict(self, level: int, fine: np.ndarray, method: Restriction) -> np.ndarray:
+    def restrict(
+        self, level: int, fine: np.ndarray, method: Restriction, moving: np.ndarray | None = None
+    ) -> np.ndarray:
         """Displacements of ``level`` (3, n_j) to ``level - 1``.
 
         Only the bounding box of the non-zero vectors is restricted: contact is a patch, and
@@ -213,12 +215,15 @@ class GridHierarchy:
         grid = self._shape(level, fine)
         side = grid_side(level - 1)
         coarse = np.zeros((3, side, side), dtype=fine.dtype)
-        moving = (grid != 0).any(axis=0)
-        rows, cols = np.flatnonzero(moving.any(axis=1)), np.flatnonzero(moving.any(axis=0))
+        if moving is None:
+            nonzero = (grid != 0).any(axis=0)
+            rows, cols = np.flatnonzero(nonzero.any(axis=1)), np.flatnonzero(nonzero.any(axis=0))
+        else:  # the indices given: their box holds the nonzero vectors' (zeros restrict to 0)
+            rows, cols = np.divmod(np.asarray(moving), grid_side(level))
         if rows.size:
             # Parents with a child in [first, last] run from first // 2 to (last + 1) // 2.
-            r0, r1 = rows[0] // 2, min((rows[-1] + 1) // 2, side - 1)
-            c0, c1 = cols[0] // 2, min((cols[-1] + 1) // 2, side - 1)
+            r0, r1 = rows.min() // 2, min((rows.max() + 1) // 2, side - 1)
+            c0, c1 = cols.min() // 2, min((cols.max() + 1) // 2, side - 1)
             crop = grid[:, 2 * r0 : 2 * r1 + 1, 2 * c0 : 2 * c1 + 1]
             coarse[:, r0 : r1 + 1, c0 : c1 + 1] = RESTRICTIONS[method](crop)
         return coarse.reshape(3, -1)

@@ -22,8 +22,11 @@ class Hierarchy(Protocol):
     #: Vertex count of each level, coarse to fine.
     sizes: list[int]
 
-    def restrict(self, level: int, fine: np.ndarray, method: Restriction) -> np.ndarray:
-        """Displacement vectors of ``level`` to ``level - 1``."""
+    def restrict(
+        self, level: int, fine: np.ndarray, method: Restriction, moving: np.ndarray | None = None
+    ) -> np.ndarray:
+        """Displacement vectors of ``level`` to ``level - 1``. ``moving``, when known: indices
+        of ``level`` that include every nonzero vector (the rest of ``fine`` is not read)."""
         ...
 
     def restrict_mask(self, level: int, fine: np.ndarray) -> np.ndarray:

@@ -189,12 +189,19 @@ class MeshHierarchy:
         out[:, rows] = _interpolate(coarse, transfer.parents[:, rows], transfer.weights[:, rows])
         return out
 
-    def restrict(self, level: int, fine: np.ndarray, method: Restriction) -> np.ndarray:
+    def restrict(
+        self, level: int, fine: np.ndarray, method: Restriction, moving: np.ndarray | None = None
+    ) -> np.ndarray:
         """Displacements of ``level`` to ``level - 1``, over each coarse vertex's children."""
         transfer = self._transfers[level - 1]
         coarse = np.zeros((3, self.sizes[level - 1]), dtype=fine.dtype)
-        lengths = np.sqrt(dot(fine, fine))
-        moving = (lengths > TINY).nonzero()[0]
+        if moving is None:
+            lengths = np.sqrt(dot(fine, fine))
+        else:  # read only there: the rest are zero
+            part = fine.take(moving, axis=1)
+            lengths = np.zeros(fine.shape[1], dtype=fine.dtype)
+            lengths[moving] = np.sqrt(dot(part, part))
+        moving = (lengths > TINY).nonzero()[0] if moving is None else moving[lengths[moving] > TINY]
         if moving.size == 0:
             return coarse
         # The entries of the moving children only (a few percent of all, in a press), in

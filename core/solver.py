@@ -266,14 +266,19 @@ class Surface:
         if settings.prolongation != self._built_for:
             self._compute_reference_offsets()
             whole = True
+        contacts = [_contact(d)]  # per level: the vertices with a displacement, and its lengths
         if correcting:  # the coarse levels take no part: they need no displacement
             restricted = [np.zeros((3, size), dtype=d.dtype) for size in self.hierarchy.sizes[:-1]] + [d]
             reach = restricted
+            contacts = [_contact(r) for r in restricted[:-1]] + contacts
         else:
-            restricted, reach = [d], [self._reach(d)]
+            restricted, reach = [d], [self._reach(d, contacts[0][0])]
             for j in range(self.level_count - 1, 0, -1):
-                restricted.insert(0, self.hierarchy.restrict(j, restricted[0], settings.restriction))
-                reach.insert(0, self.hierarchy.restrict(j, reach[0], "max"))
+                # A vertex with no displacement has no reach: both restrict over its contact.
+                moving = contacts[0][0]
+                restricted.insert(0, self.hierarchy.restrict(j, restricted[0], settings.restriction, moving))
+                reach.insert(0, self.hierarchy.restrict(j, reach[0], "max", moving))
+                contacts.insert(0, _contact(restricted[0]))
         touch = self._touch_masks(resting)
         coefficients = self._correcting() if correcting else self._per_step(dt) if update else []
         # What damping held back on coarser levels this step, carried up like positions: each
@@ -284,7 +289,7 @@ class Surface:
         last = self.level_count - 1
         for j, lv in enumerate(self._levels):
             count = lv.rest.shape[1]
-            contact, length = _contact(restricted[j])
+            contact, length = contacts[j]
             if j == last and touch is not None and update and not correcting:
                 # Vertices resting on a collider stay where they rest: whatever the coarser
                 # levels do this step (a share damping lets through, say), the finest level
@@ -362,12 +367,11 @@ class Surface:
         # Most of the level: one pass over it is cheaper than gathers.
         return None if rows.size > SPARSE_FRACTION * again.size else rows
 
-    def _reach(self, d: np.ndarray) -> np.ndarray:
-        """Where each pushed vertex of the finest level must go, from rest: its goal less
-        its rest position (3, n), zero where nothing pushes."""
+    def _reach(self, d: np.ndarray, pushed: np.ndarray) -> np.ndarray:
+        """Where each pushed vertex of the finest level (``pushed``, indices) must go, from
+        rest: its goal less its rest position (3, n), zero elsewhere."""
         lv = self._levels[-1]
         reach = np.zeros_like(d)
-        pushed = d.any(axis=0).nonzero()[0]
         reach[:, pushed] = _gather(lv.solution, pushed) + _gather(d, pushed) - _gather(lv.rest, pushed)
         return reach
 

@@ -105,10 +105,11 @@ class Frames:
         advance(self.surface, self.query, self.dt, self.guard)
         return self.surface.positions.astype(np.float64)
 
-    def query(self, positions: np.ndarray, among: np.ndarray | None = None):
+    def query(self, positions: np.ndarray, among: np.ndarray | None = None, within: float = np.inf):
         """Pushes (n, 3) and touching flags (n,) of the vertices near a collider (``among``):
         the first query of a frame sees the colliders' motion, the second (after the step)
-        sees them hold still."""
+        sees them hold still. ``within`` (how far ``among`` moved) is not needed here: every
+        vertex is tested."""
         positions = positions.astype(np.float64)
         count = positions.shape[0]
         push, touching = np.zeros((count, 3)), np.zeros(count, dtype=bool)

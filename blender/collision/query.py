@@ -37,6 +37,19 @@ class Contact:
     queried: int = 0  # vertices that passed the broad phase and were cast for
 
 
+@dataclass
+class _Broad:
+    """What a frame's first query's broad phase was given, and the vertices within ``pad``
+    (object space) of it: ``wide``, (n,) bool."""
+
+    positions: np.ndarray
+    colliders: list[Collider]
+    standoff: float
+    inverse: np.ndarray
+    pad: float
+    wide: np.ndarray
+
+
 class CollisionQuery:
     """Per-mesh query state: the contact memory (``core.contact.Contacts``), the colliders'
     last matrices (their motion), the vertices' last world positions (theirs), and where
@@ -57,7 +70,10 @@ class CollisionQuery:
         # array each time) and the object's matrix then: each vertex's own motion.
         self._last: tuple[np.ndarray, np.ndarray] | None = None
         self._resting: Resting | None = None
-        self._broad: tuple | None = None  # what the last whole query's broad phase was given
+        self._broad: _Broad | None = None  # the last whole query's broad phase
+        # How far the last step moved a vertex it did not push (told by a frame's second query):
+        # the next frame's broad phase keeps the vertices twice that near (``_broad_phase``).
+        self._step_moved = 0.0
 
     def displacements(
         self,
@@ -70,6 +86,7 @@ class CollisionQuery:
         depsgraph: bpy.types.Depsgraph | None = None,
         among: np.ndarray | None = None,
         offsets: Callable[[np.ndarray], np.ndarray] | None = None,
+        within: float = np.inf,
     ) -> Contact:
         """The vectors for ``positions`` (n, 3), object space. ``normals``: the surface's
         reference normals, object space, which the pushes follow (its rest normals, carried
@@ -83,41 +100,50 @@ class CollisionQuery:
         the colliders holding still. ``depsgraph``: the evaluated one the colliders are read
         from (the add-on passes its frame-change handler's); by default the context's.
         ``offsets``: a function giving how far the response has moved the vertices (m,) it
-        is given (object space, (m, 3)), which bounds friction's drag; None for no bound."""
+        is given (object space, (m, 3)), which bounds friction's drag; None for no bound.
+        ``within``: how far (object space) any vertex of ``among`` moved since the first
+        query; the broad phase then tests only those the first query's padding held."""
         count = positions.shape[0]
         if self.contacts.held.shape != (count,):
-            self.contacts, self._resting, self._last = Contacts(count), None, None
+            self.contacts, self._resting, self._last, self._broad = Contacts(count), None, None, None
             self.near = np.zeros(count, dtype=bool)
         if depsgraph is None:  # a script's call: no handler hands one down
             depsgraph = bpy.context.evaluated_depsgraph_get()
-        colliders, messages = usable_colliders(deformable, candidates, depsgraph)
+        whole = among is None
+        if whole or self._broad is None:
+            colliders, messages = usable_colliders(deformable, candidates, depsgraph)
+        else:  # the frame's second query: the colliders are where its first found them
+            colliders, messages = self._broad.colliders, []
         contact = Contact(np.zeros((count, 3), dtype=np.float32), np.zeros(count, dtype=bool), messages)
         matrix = np.array(deformable.matrix_world, dtype=np.float64)
         inverse = np.linalg.inv(matrix)
-        whole = among is None
-        # The second query of a frame asks about the vertices the step moved: only those
-        # go through the broad phase.
-        asked = positions if among is None else positions[among]
-        near_each = [_near(asked, c, standoff, inverse) for c in colliders]
-        near_asked = np.logical_or.reduce(near_each) if near_each else np.zeros(asked.shape[0], dtype=bool)
-        if among is None:
-            near = near_asked
+        if whole:
+            near_each = self._broad_phase(positions, colliders, standoff, inverse)
         else:
-            near = np.zeros(count, dtype=bool)
-            near[among[near_asked]] = True
+            # The second query of a frame asks about the vertices the step moved; those that
+            # moved less than the first query's padding can be near only if they were in it.
+            among = np.asarray(among)
+            if self._broad is not None and within <= self._broad.pad:
+                among = among[self._broad.wide[among]]
+            if np.isfinite(within):
+                self._step_moved = within
+            near_each = [_near(positions, c, standoff, inverse, among) for c in colliders]
+        near = np.zeros(count, dtype=bool)
+        for index in near_each:
+            near[index] = True
         moves = self._moves(colliders) if whole else [np.eye(4)] * len(colliders)
         last, self._last = self._last, (positions, matrix)
         if whole:
             self.near = near
-            self._broad = (positions, colliders, standoff, inverse)
-            far = {c.obj.name for c, n in zip(colliders, near_each, strict=True) if not n.any()}
+            far = {c.obj.name for c, index in zip(colliders, near_each, strict=True) if not index.size}
             self.contacts.release(set(self.contacts.sides) - {c.obj.name for c in colliders} | far)
             gone = (~near & self.contacts.held).nonzero()[0]
             self.contacts.forget(gone)
             if self._resting is not None:  # nor where they rested: asked again, they cast a ray
                 self._resting.forget(gone)
         if not near.any():
-            self._resting = None
+            if whole:
+                self._resting = None
             return contact
         queried = near.nonzero()[0]
         points = positions[queried] @ matrix[:3, :3].T + matrix[:3, 3]
@@ -175,14 +201,29 @@ class CollisionQuery:
 
     def near_within(self, distance: float) -> np.ndarray:
         """The vertices that were, at the last whole query, within ``distance`` of its broad
-        phase: those a step that moved no vertex further can have brought near a collider."""
-        if self._broad is None:
+        phase: those a step that moved no vertex further can have brought near a collider.
+        Like a second query, it pads the next frame's broad phase by twice ``distance``."""
+        self._step_moved = distance
+        broad = self._broad
+        if broad is None:
             return self.near.copy()
-        positions, colliders, standoff, inverse = self._broad
-        near = np.zeros(positions.shape[0], dtype=bool)
-        for collider in colliders:
-            near |= _near(positions, collider, standoff + distance, inverse)
+        among = broad.wide.nonzero()[0] if distance <= broad.pad else None
+        near = np.zeros(broad.positions.shape[0], dtype=bool)
+        for collider in broad.colliders:
+            near[_near(broad.positions, collider, broad.standoff, broad.inverse, among, distance)] = True
         return near
+
+    def _broad_phase(self, positions, colliders: list[Collider], standoff: float, inverse) -> list[np.ndarray]:
+        """The whole query's broad phase: the vertices near each collider (indices). It also
+        keeps those within twice the last step's furthest move (``_Broad.wide``): a step that
+        moves no further can bring only those near, so its second query tests only those."""
+        pad = 2.0 * self._step_moved
+        wide = [_near(positions, c, standoff, inverse, pad=pad) for c in colliders]
+        mask = np.zeros(positions.shape[0], dtype=bool)
+        for index in wide:
+            mask[index] = True
+        self._broad = _Broad(positions, colliders, standoff, inverse, pad, mask)
+        return [_near(positions, c, standoff, inverse, index) for c, index in zip(colliders, wide, strict=True)]
 
     def _colliders(self, colliders: list[Collider], depsgraph) -> Colliders:
         """The colliders as the contact rules see them, with Blender's ray caster."""
@@ -228,28 +269,35 @@ def _travelled(points: np.ndarray, index: np.ndarray, last: tuple[np.ndarray, np
     return points - (before[index] @ matrix[:3, :3].T + matrix[:3, 3])
 
 
-def _near(positions: np.ndarray, collider: Collider, standoff: float, to_local: np.ndarray) -> np.ndarray:
-    """Broad phase, in the mesh's object space: vertices in the collider's bounding box and
-    bounding sphere (grown by the standoff and the contact's hold tolerance), both carried
-    into object space conservatively (the box's corners; the sphere by the largest stretch)."""
+def _near(
+    positions: np.ndarray, collider: Collider, standoff: float, to_local: np.ndarray, among=None, pad: float = 0.0
+) -> np.ndarray:
+    """Broad phase, in the mesh's object space: the indices (sorted) of the vertices in the
+    collider's bounding box and bounding sphere (grown by the standoff and the contact's hold
+    tolerance), both carried into object space conservatively (the box's corners; the sphere
+    by the largest stretch), and then by ``pad`` (object space): a vertex outside the padded
+    region cannot reach the plain one by moving less than ``pad``. ``among``: the indices
+    to test (all when None)."""
     margin = standoff + HOLD_TOLERANCE * collider.radius
     low, high = carried_box(collider.low - margin, collider.high + margin, to_local)
-    # The axis that rejects most vertices first (judged on a sample of about a thousand),
-    # then the others on what passed: most vertices cost one pair of comparisons.
-    sample = positions[:: max(1, positions.shape[0] // 1024)]
-    first, *others = np.argsort(((sample >= low) & (sample <= high)).sum(axis=0), kind="stable")
-    column = positions[:, first]
-    boxed = ((column >= low[first]) & (column <= high[first])).nonzero()[0]
+    low, high = low - pad, high + pad
+    if among is None:
+        # The axis that rejects most vertices first (judged on a sample of about a thousand),
+        # then the others on what passed: most vertices cost one pair of comparisons.
+        sample = positions[:: max(1, positions.shape[0] // 1024)]
+        first, *others = np.argsort(((sample >= low) & (sample <= high)).sum(axis=0), kind="stable")
+        column = positions[:, first]
+        boxed = ((column >= low[first]) & (column <= high[first])).nonzero()[0]
+    else:
+        others, boxed = [0, 1, 2], np.asarray(among)
     for axis in others:
         values = positions[:, axis].take(boxed)
         boxed = boxed[(values >= low[axis]) & (values <= high[axis])]
     centre = to_local[:3, :3] @ collider.centre + to_local[:3, 3]
-    radius = (collider.radius + margin) * np.linalg.norm(to_local[:3, :3], 2)
+    radius = (collider.radius + margin) * np.linalg.norm(to_local[:3, :3], 2) + pad
     offset = positions.take(boxed, axis=0).astype(np.float64)  # take: rows, several times faster
     offset -= centre
-    near = np.zeros(positions.shape[0], dtype=bool)
-    near[boxed[np.einsum("ij,ij->i", offset, offset) <= radius**2]] = True
-    return near
+    return boxed[np.einsum("ij,ij->i", offset, offset) <= radius**2]
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:
