@@ -128,11 +128,17 @@ def level_settings(settings: "Settings", levels: int, size: float) -> LevelSetti
 
 
 def curve_fingerprint(settings: "Settings", levels: int) -> tuple:
-    """What the curves say now, to notice a change (the widget has no update callback)."""
+    """What the curves are drawn as now, to notice a change (the widget has no update
+    callback): their points, handles and extension, read every frame, so not evaluated."""
     tree = settings.curves
     if tree is None:
         return ()
-    return tuple(tuple(np.round(curve_values(tree.nodes[n], levels), 7)) for n in CURVES if n in tree.nodes)
+
+    def drawn(mapping) -> tuple:
+        points = mapping.curves[0].points
+        return mapping.extend, mapping.use_clip, tuple((p.location[:], p.handle_type) for p in points)
+
+    return (levels, *(drawn(tree.nodes[n].mapping) for n in CURVES if n in tree.nodes))
 
 
 def _point_count(tree) -> int:

@@ -99,6 +99,18 @@ def deformers(obj) -> list:
     return [o for o in found if isinstance(o, bpy.types.Object)]
 
 
+def moves_affinely(obj) -> bool:
+    """Whether each vertex is deformed by an affine map of its own: shape keys, and Armature
+    modifiers weighted by vertex groups (linear or dual quaternion). A move carried through
+    the vertex's deformation matrix (``Deformation.to_posed``) is then exactly its move on
+    the posed surface (to rounding; B-Bones' segments bend it to second order). Envelopes
+    weigh a vertex by where it is, and other deformers (a lattice) are not affine."""
+    if deformed_by_parent(obj):
+        return False
+    deforming = _active_modifiers(obj)[: _deforming_index(obj) + 1]
+    return all(m.type == "ARMATURE" and not m.use_bone_envelopes for m in deforming)
+
+
 @contextmanager
 def _cage_only(obj) -> Iterator[None]:
     """Switch off, while reading, the active modifiers after the last deforming one."""
@@ -134,22 +146,25 @@ def posed_positions(obj, depsgraph: bpy.types.Depsgraph) -> np.ndarray:
 class Deformation:
     """The posed mesh's deformation at the current frame, vertex by vertex: vectors carried
     between rest space and the posed surface through each vertex's deformation matrix
-    (Blender's crazyspace), for the few vertices near a collider. Use it as a context: the
-    matrices are made on entry and freed on exit. Shape keys alone move vertices by
-    translations: without a deforming modifier or parent, vectors pass unchanged."""
+    (Blender's crazyspace), for the few vertices near a collider. Use it as a context around
+    a frame's queries: the matrices are made when first needed (once a frame: they cost a
+    pass of the deformers over the whole mesh) and freed on exit. They are the deformers'
+    at the frame, whatever the response key holds (Blender makes them from the mesh without
+    its shape keys). Shape keys alone move vertices by translations: without a deforming
+    modifier or parent, vectors pass unchanged."""
 
     def __init__(self, obj, depsgraph, scene):
         self.obj, self.depsgraph, self.scene = obj, depsgraph, scene
         self.active = _has_deformer(obj)
+        self._made = False
 
     def __enter__(self) -> "Deformation":
-        if self.active:
-            self.obj.crazyspace_eval(self.depsgraph, self.scene)
         return self
 
     def __exit__(self, *_exception) -> None:
-        if self.active:
+        if self._made:
             self.obj.crazyspace_eval_clear()
+            self._made = False
 
     def to_rest(self, vectors: np.ndarray, index: np.ndarray) -> np.ndarray:
         """``vectors`` (m, 3) of vertices ``index`` (m,), found on the posed surface, carried
@@ -164,6 +179,9 @@ class Deformation:
     def _carry(self, vectors: np.ndarray, index: np.ndarray, through) -> np.ndarray:
         if not self.active:
             return vectors
+        if not self._made:
+            self.obj.crazyspace_eval(self.depsgraph, self.scene)
+            self._made = True
         carried = np.empty_like(vectors)
         # Blender has no bulk reader for these matrices: one call per vertex (about 1 us),
         # only for those near a collider, never the whole mesh.

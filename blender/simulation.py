@@ -273,16 +273,16 @@ def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.D
     surface = simulation.surface
     animated.read_per_frame(obj.collision_response, surface.settings)  # keyframed, they change
     fps = scene.render.fps / scene.render.fps_base
-    find = _finder(obj, simulation, scene, depsgraph)
-    if frame > simulation.start:
-        # Without friction every push follows its collider's press axis, which keeps a sheet a
-        # height field: only friction's drag along the surface can fold it, so only it needs
-        # the guard.
-        folds = simulation.folds if obj.collision_response.friction > 0 else None
-        moved = advance(surface, find, 1.0 / fps, folds)
-    else:  # the start frame is the rest shape: it only shows the colliders to the query
-        find(surface.positions, None, np.inf)  # (their motion is measured from there)
-        moved = False
+    with _finder(obj, simulation, scene, depsgraph) as find:
+        if frame > simulation.start:
+            # Without friction every push follows its collider's press axis, which keeps a sheet
+            # a height field: only friction's drag along the surface can fold it, so only it
+            # needs the guard.
+            folds = simulation.folds if obj.collision_response.friction > 0 else None
+            moved = advance(surface, find, 1.0 / fps, folds)
+        else:  # the start frame is the rest shape: it only shows the colliders to the query
+            find(surface.positions, None, np.inf)  # (their motion is measured from there)
+            moved = False
     # An idle step leaves the positions the last frame had (the same bits: no copy, no write).
     last = simulation.frames.last
     simulation.frames.keep(frame, last if not moved and last is not None else surface.positions)
@@ -290,13 +290,17 @@ def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.D
     simulation.frame_seconds = time.perf_counter() - started
 
 
+@contextmanager
 def _finder(obj, simulation: Simulation, scene, depsgraph):
-    """The frame's ``find`` (see ``core.frame``): the pushes out of the colliders and the
-    touching flags for the solver's positions (rest space). A posed mesh is asked about as
-    Blender poses it: the response key is made to hold the positions asked about and the
-    mesh evaluated (so every deformer, a lattice too, is exactly what the colliders meet),
-    the rest normals are carried onto it and the pushes back to rest space through each
-    vertex's deformation (``posed.Deformation``)."""
+    """The frame's ``find`` (see ``core.frame``), as a context: the pushes out of the
+    colliders and the touching flags for the solver's positions (rest space). A posed mesh
+    is asked about as Blender poses it: the response key is made to hold the positions asked
+    about and the mesh evaluated (so every deformer, a lattice too, is exactly what the
+    colliders meet), the rest normals are carried onto it and the pushes back to rest space
+    through each vertex's deformation (``posed.Deformation``, made once for the frame's
+    queries and freed when the context ends). After the step, a rig that moves each vertex
+    affinely (``posed.moves_affinely``) carries the step's moves onto the surface the first
+    query met instead: the same positions, without evaluating the mesh again."""
     settings = obj.collision_response
     candidates = colliders(obj)
     on_posed = posed.is_posed(obj)
@@ -313,6 +317,9 @@ def _finder(obj, simulation: Simulation, scene, depsgraph):
             simulation.messages = contact.messages
         return contact
 
+    affine = on_posed and posed.moves_affinely(obj)
+    first_seen: list[np.ndarray] = []  # the posed surface the frame's first query met
+
     def find(positions: np.ndarray, among: np.ndarray | None, within: float):
         rest = simulation.rest
         if not on_posed:
@@ -320,33 +327,46 @@ def _finder(obj, simulation: Simulation, scene, depsgraph):
             return contact.displacement, contact.touching
         if among is None:  # the state the key holds already, when it does: no write
             positions = positions if simulation.frames.last is None else simulation.frames.last
+            seen = _posed(obj, simulation, positions, depsgraph)
+            first_seen[:] = [seen]
         else:  # only those the step can have brought near a collider (the query asks no others)
             # Twice the furthest move in rest space: a deformation may stretch it (a rig's
             # blended bones), and a vertex it brought in is pushed out this frame, not the next.
             within = 2.0 * within
-            among = among[simulation.query.near_within(within)[among]]
+            among = simulation.query.near_within(among, within)
             if among.size == 0:
                 return np.zeros((count, 3), dtype=np.float32), np.zeros(count, dtype=bool)
-        _show(obj, positions)
-        try:
-            seen = posed.posed_positions(obj, depsgraph)
-        except posed.Unfollowable as problem:
-            simulation.messages = [str(problem)]  # for the panel
-            raise Unusable(str(problem)) from problem
-        with posed.Deformation(obj, depsgraph, scene) as deformation:
-            contact = ask(
-                seen,
-                lambda index: deformation.to_posed(simulation.normals[index], index),
-                among,
-                lambda index: deformation.to_posed(positions[index] - rest[index], index),
-                within,
-            )
-            pushed = np.flatnonzero(nonzero_rows(contact.displacement))
-            displacement = contact.displacement.copy()
-            displacement[pushed] = deformation.to_rest(contact.displacement[pushed], pushed)
+            if affine:  # each move carried through its vertex's matrix is its posed move, exactly
+                last = simulation.frames.last
+                seen = first_seen[0].copy()
+                seen[among] += deformation.to_posed(positions[among] - last[among], among)
+            else:  # evaluated again: what a lattice, say, makes of the step
+                seen = _posed(obj, simulation, positions, depsgraph)
+        contact = ask(
+            seen,
+            lambda index: deformation.to_posed(simulation.normals[index], index),
+            among,
+            lambda index: deformation.to_posed(positions[index] - rest[index], index),
+            within,
+        )
+        pushed = np.flatnonzero(nonzero_rows(contact.displacement))
+        displacement = contact.displacement.copy()
+        displacement[pushed] = deformation.to_rest(contact.displacement[pushed], pushed)
         return displacement, contact.touching
 
-    return find
+    with posed.Deformation(obj, depsgraph, scene) as deformation:
+        yield find
+
+
+def _posed(obj, simulation: Simulation, positions: np.ndarray, depsgraph) -> np.ndarray:
+    """The posed surface of the solver's ``positions``: the response key made to hold them,
+    and the mesh as Blender evaluates it."""
+    _show(obj, positions)
+    try:
+        return posed.posed_positions(obj, depsgraph)
+    except posed.Unfollowable as problem:
+        simulation.messages = [str(problem)]  # for the panel
+        raise Unusable(str(problem)) from problem
 
 
 def _show(obj, positions: np.ndarray) -> None:

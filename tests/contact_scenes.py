@@ -108,9 +108,14 @@ class Frames:
     def query(self, positions: np.ndarray, among: np.ndarray | None = None, within: float = np.inf):
         """Pushes (n, 3) and touching flags (n,) of the vertices near a collider (``among``):
         the first query of a frame sees the colliders' motion, the second (after the step)
-        sees them hold still. ``within`` (how far ``among`` moved) is not needed here: every
-        vertex is tested."""
+        sees them hold still. ``within``, how far ``among`` moved since the first query, is
+        checked, not used (every vertex is tested): the step must not understate it."""
         positions = positions.astype(np.float64)
+        if among is None:
+            self.first = positions
+        elif among.size:
+            moved = np.linalg.norm(positions[among] - self.first[among], axis=1).max()
+            assert moved <= within, f"the step moved a vertex {moved} but said {within}"
         count = positions.shape[0]
         push, touching = np.zeros((count, 3)), np.zeros(count, dtype=bool)
         near = np.zeros(count, dtype=bool)

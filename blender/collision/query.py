@@ -199,19 +199,21 @@ class CollisionQuery:
             resting.record(queried, points, found)
         return contact
 
-    def near_within(self, distance: float) -> np.ndarray:
-        """The vertices that were, at the last whole query, within ``distance`` of its broad
-        phase: those a step that moved no vertex further can have brought near a collider.
-        Like a second query, it pads the next frame's broad phase by twice ``distance``."""
-        self._step_moved = distance
+    def near_within(self, among: np.ndarray, within: float) -> np.ndarray:
+        """Those of vertices ``among`` (indices) that were, at the last whole query, within
+        ``within`` of its broad phase: those a step that moved none of them further can have
+        brought near a collider. Like a second query, it pads the next frame's broad phase by
+        twice ``within``."""
+        self._step_moved = within
         broad = self._broad
         if broad is None:
-            return self.near.copy()
-        among = broad.wide.nonzero()[0] if distance <= broad.pad else None
+            return among[self.near[among]]
+        if within <= broad.pad:
+            among = among[broad.wide[among]]
         near = np.zeros(broad.positions.shape[0], dtype=bool)
         for collider in broad.colliders:
-            near[_near(broad.positions, collider, broad.standoff, broad.inverse, among, distance)] = True
-        return near
+            near[_near(broad.positions, collider, broad.standoff, broad.inverse, among, within)] = True
+        return among[near[among]]
 
     def _broad_phase(self, positions, colliders: list[Collider], standoff: float, inverse) -> list[np.ndarray]:
         """The whole query's broad phase: the vertices near each collider (indices). It also
@@ -270,7 +272,12 @@ def _travelled(points: np.ndarray, index: np.ndarray, last: tuple[np.ndarray, np
 
 
 def _near(
-    positions: np.ndarray, collider: Collider, standoff: float, to_local: np.ndarray, among=None, pad: float = 0.0
+    positions: np.ndarray,
+    collider: Collider,
+    standoff: float,
+    to_local: np.ndarray,
+    among: np.ndarray | None = None,
+    pad: float = 0.0,
 ) -> np.ndarray:
     """Broad phase, in the mesh's object space: the indices (sorted) of the vertices in the
     collider's bounding box and bounding sphere (grown by the standoff and the contact's hold

@@ -283,3 +283,30 @@ def test_vertices_resting_on_a_still_collider_need_no_ray_until_they_move():
     bpy.context.view_layer.update()
     near = new_query().displacements(obj, on_ball, normals, [ball]).queried
     assert query.displacements(obj, on_ball, normals, [ball]).queried == near > resting.queried
+
+
+def test_a_second_query_told_how_far_the_step_moved_finds_what_testing_every_vertex_finds():
+    """The frame's second query tests only the vertices its first query's broad phase kept
+    within twice the last step's move, when this step moved none further. Over frames whose
+    steps move every vertex up to 1 cm, 1 cm, then 5 cm (more than the padding: every vertex
+    tested), it finds the same pushes and touching flags, bit for bit, as a query that is not
+    told and tests every vertex."""
+    obj, positions, normals = grid()
+    ball = sphere()
+    rng = np.random.default_rng(3)
+    told, untold = new_query(), new_query()
+    among = np.arange(len(positions))
+    for reach in (0.01, 0.01, 0.05):
+        direction = rng.normal(size=positions.shape)
+        direction /= np.linalg.norm(direction, axis=1, keepdims=True)
+        moves = (direction * rng.uniform(0, reach, (len(positions), 1))).astype(np.float32)
+        after = positions + moves
+        within = float(np.linalg.norm(after - positions, axis=1).max())
+        for query in (told, untold):
+            query.displacements(obj, positions, normals, [ball])
+        found = told.displacements(obj, after, normals, [ball], among=among, within=within)
+        every = untold.displacements(obj, after, normals, [ball], among=among)
+        assert (np.linalg.norm(every.displacement, axis=1) > 0).sum() > 100
+        np.testing.assert_array_equal(found.displacement, every.displacement)
+        np.testing.assert_array_equal(found.touching, every.touching)
+        assert found.queried == every.queried

@@ -1,10 +1,12 @@
 """Rigged characters: a mesh bent by an armature, a collider bent by its own, other shape keys."""
 
+import importlib
 import math
 
 import bpy
 import numpy as np
 import pytest
+from conftest import MODULE
 
 from primitives import scene_with_grid
 
@@ -117,6 +119,36 @@ def play_posed(scene, obj, frames) -> dict[int, np.ndarray]:
         scene.frame_set(frame)
         shapes[frame] = evaluated(obj)
     return shapes
+
+
+@pytest.mark.parametrize("preserve_volume", [False, True])
+def test_a_move_carried_through_the_armature_is_exactly_the_move_blender_poses(elbow, preserve_volume):
+    """After the step, a frame's second query carries the step's moves onto the posed surface
+    through each vertex's deformation matrix instead of evaluating the mesh again. For an
+    armature (linear or dual quaternion skinning) that is exact: random moves of up to 2 cm,
+    carried, match the evaluated mesh's moves to float rounding. A lattice after it is not
+    affine: such a mesh is evaluated again."""
+    scene, arm, _ball = elbow
+    arm.modifiers["Armature"].use_deform_preserve_volume = preserve_volume
+    scene.frame_set(7)  # bent 42 degrees
+    posed = importlib.import_module(MODULE + ".blender.posed")
+    mesh_data = importlib.import_module(MODULE + ".blender.mesh_data")
+    assert posed.moves_affinely(arm)
+    depsgraph = bpy.context.evaluated_depsgraph_get()
+    rest = mesh_data.rest_positions(arm)
+    moves = np.random.default_rng(7).uniform(-0.02, 0.02, rest.shape).astype(np.float32)
+    shown = []
+    for positions in (rest, rest + moves):
+        mesh_data.write_shape_key(arm, positions)
+        shown.append(posed.posed_positions(arm, depsgraph).astype(np.float64))
+    with posed.Deformation(arm, depsgraph, scene) as deformation:
+        carried = deformation.to_posed(moves, np.arange(len(rest)))
+    assert np.abs(carried - moves).max() > 0.01  # the bend turns them
+    assert np.abs(shown[1] - shown[0] - carried).max() < 1e-6
+    lattice = bpy.data.objects.new("Lattice", bpy.data.lattices.new("Lattice"))
+    scene.collection.objects.link(lattice)
+    arm.modifiers.new("Lattice", "LATTICE").object = lattice
+    assert not posed.moves_affinely(arm)
 
 
 def test_a_bent_elbow_is_dented_where_the_ball_touches_it_and_nowhere_else(elbow):
