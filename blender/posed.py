@@ -111,6 +111,26 @@ def moves_affinely(obj) -> bool:
     return all(m.type == "ARMATURE" and not m.use_bone_envelopes for m in deforming)
 
 
+def stretch_bound(obj) -> float | None:
+    """How much longer, at most, the deformation makes a move, for a mesh that moves
+    affinely (``moves_affinely``) by bones that are not B-Bones: each Armature modifier
+    blends its bones' deformations (linear or dual quaternion skinning, the weights summing
+    to 1), so it stretches a move no more than its most scaled bone does, times how far its
+    armature's space is skewed against the mesh's. None where that is not known."""
+    bound = 1.0
+    for modifier in _active_modifiers(obj)[: _deforming_index(obj) + 1]:
+        rig = modifier.object
+        if rig is None or rig.type != "ARMATURE" or any(b.bbone_segments > 1 for b in rig.data.bones):
+            return None
+        bones = rig.pose.bones
+        if len(bones):
+            deform = np.array([np.array(b.matrix) @ np.linalg.inv(np.array(b.bone.matrix_local)) for b in bones])
+            bound *= float(np.linalg.norm(deform[:, :3, :3], 2, axis=(1, 2)).max())
+        space = np.linalg.inv(np.array(rig.matrix_world)) @ np.array(obj.matrix_world)
+        bound *= float(np.linalg.cond(space[:3, :3], 2))
+    return bound
+
+
 @contextmanager
 def _cage_only(obj) -> Iterator[None]:
     """Switch off, while reading, the active modifiers after the last deforming one."""

@@ -318,6 +318,9 @@ def _finder(obj, simulation: Simulation, scene, depsgraph):
         return contact
 
     affine = on_posed and posed.moves_affinely(obj)
+    # How much the deformation can lengthen a move: known for a skinned mesh's bones, else
+    # taken to be at most twice (a rig's blended bones).
+    stretch = (posed.stretch_bound(obj) if affine else None) or 2.0
     first_seen: list[np.ndarray] = []  # the posed surface the frame's first query met
 
     def find(positions: np.ndarray, among: np.ndarray | None, within: float):
@@ -330,9 +333,9 @@ def _finder(obj, simulation: Simulation, scene, depsgraph):
             seen = _posed(obj, simulation, positions, depsgraph)
             first_seen[:] = [seen]
         else:  # only those the step can have brought near a collider (the query asks no others)
-            # Twice the furthest move in rest space: a deformation may stretch it (a rig's
-            # blended bones), and a vertex it brought in is pushed out this frame, not the next.
-            within = 2.0 * within
+            # The furthest move in rest space, stretched as the deformation may: a vertex it
+            # brought in is pushed out this frame, not the next.
+            within = stretch * within
             among = simulation.query.near_within(among, within)
             if among.size == 0:
                 return np.zeros((count, 3), dtype=np.float32), np.zeros(count, dtype=bool)

@@ -121,15 +121,17 @@ def play_posed(scene, obj, frames) -> dict[int, np.ndarray]:
     return shapes
 
 
-@pytest.mark.parametrize("preserve_volume", [False, True])
-def test_a_move_carried_through_the_armature_is_exactly_the_move_blender_poses(elbow, preserve_volume):
+@pytest.mark.parametrize(("preserve_volume", "scale"), [(False, 1.0), (True, 1.0), (False, 1.5)])
+def test_a_move_carried_through_the_armature_is_exactly_the_move_blender_poses(elbow, preserve_volume, scale):
     """After the step, a frame's second query carries the step's moves onto the posed surface
     through each vertex's deformation matrix instead of evaluating the mesh again. For an
     armature (linear or dual quaternion skinning) that is exact: random moves of up to 2 cm,
-    carried, match the evaluated mesh's moves to float rounding. A lattice after it is not
-    affine: such a mesh is evaluated again."""
+    carried, match the evaluated mesh's moves to float rounding, and none is lengthened more
+    than the bound the query relies on (1 for unscaled bones, the forearm's scale if scaled).
+    A lattice after it is not affine: such a mesh is evaluated again."""
     scene, arm, _ball = elbow
     arm.modifiers["Armature"].use_deform_preserve_volume = preserve_volume
+    scene.objects["Rig"].pose.bones["lower"].scale = (scale,) * 3
     scene.frame_set(7)  # bent 42 degrees
     posed = importlib.import_module(MODULE + ".blender.posed")
     mesh_data = importlib.import_module(MODULE + ".blender.mesh_data")
@@ -145,6 +147,10 @@ def test_a_move_carried_through_the_armature_is_exactly_the_move_blender_poses(e
         carried = deformation.to_posed(moves, np.arange(len(rest)))
     assert np.abs(carried - moves).max() > 0.01  # the bend turns them
     assert np.abs(shown[1] - shown[0] - carried).max() < 1e-6
+    bound = posed.stretch_bound(arm)
+    assert bound == pytest.approx(scale, rel=1e-6)
+    lengthened = np.linalg.norm(carried, axis=1) / np.linalg.norm(moves, axis=1)
+    assert lengthened.max() <= bound * (1 + 1e-6) and lengthened.max() > 0.9 * scale
     lattice = bpy.data.objects.new("Lattice", bpy.data.lattices.new("Lattice"))
     scene.collection.objects.link(lattice)
     arm.modifiers.new("Lattice", "LATTICE").object = lattice
