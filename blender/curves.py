@@ -134,11 +134,12 @@ def curve_fingerprint(settings: "Settings", levels: int) -> tuple:
     if tree is None:
         return ()
 
-    def drawn(mapping) -> tuple:
+    def drawn(node) -> tuple:
+        mapping = node.mapping
         points = mapping.curves[0].points
         return mapping.extend, mapping.use_clip, tuple((p.location[:], p.handle_type) for p in points)
 
-    return (levels, *(drawn(tree.nodes[n].mapping) for n in CURVES if n in tree.nodes))
+    return (levels, *(drawn(tree.nodes[n]) for n in CURVES if n in tree.nodes))
 
 
 def _point_count(tree) -> int:

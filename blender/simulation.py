@@ -321,7 +321,8 @@ def _finder(obj, simulation: Simulation, scene, depsgraph):
     # How much the deformation can lengthen a move: known for a skinned mesh's bones, else
     # taken to be at most twice (a rig's blended bones).
     stretch = (posed.stretch_bound(obj) if affine else None) or 2.0
-    first_seen: list[np.ndarray] = []  # the posed surface the frame's first query met
+    # The frame's first query: the positions asked about, and the posed surface met.
+    first: list[tuple[np.ndarray, np.ndarray]] = []
 
     def find(positions: np.ndarray, among: np.ndarray | None, within: float):
         rest = simulation.rest
@@ -331,7 +332,7 @@ def _finder(obj, simulation: Simulation, scene, depsgraph):
         if among is None:  # the state the key holds already, when it does: no write
             positions = positions if simulation.frames.last is None else simulation.frames.last
             seen = _posed(obj, simulation, positions, depsgraph)
-            first_seen[:] = [seen]
+            first[:] = [(positions, seen)]
         else:  # only those the step can have brought near a collider (the query asks no others)
             # The furthest move in rest space, stretched as the deformation may: a vertex it
             # brought in is pushed out this frame, not the next.
@@ -340,9 +341,9 @@ def _finder(obj, simulation: Simulation, scene, depsgraph):
             if among.size == 0:
                 return np.zeros((count, 3), dtype=np.float32), np.zeros(count, dtype=bool)
             if affine:  # each move carried through its vertex's matrix is its posed move, exactly
-                last = simulation.frames.last
-                seen = first_seen[0].copy()
-                seen[among] += deformation.to_posed(positions[among] - last[among], among)
+                asked, seen = first[0]
+                seen = seen.copy()
+                seen[among] += deformation.to_posed(positions[among] - asked[among], among)
             else:  # evaluated again: what a lattice, say, makes of the step
                 seen = _posed(obj, simulation, positions, depsgraph)
         contact = ask(
