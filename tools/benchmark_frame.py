@@ -8,7 +8,9 @@ Cases: the default settings (frames 4-15 sinking, 18-30 held); a press held unti
 (the Soft Clay preset, frames 46-60: vertices rest on the ball); the ball away (moving as
 before, 2 m to the side: a frame without contact); the 66k grid bound to an armature (one
 bone, swaying: the posed path); the 100k grid rippled (1 cm waves: a vertex on a flat
-region has no rest offset and needs no frame, so a curved mesh costs more).
+region has no rest offset and needs no frame, so a curved mesh costs more); the 100k mesh
+with three colliders (the ball, a smaller ball sinking into one corner, a box sliding across
+another; Shrinkwrap gets a modifier for each).
 
 Every figure is a frame as playback runs it, timed around `scene.frame_set(f)` and the
 evaluated mesh read after it (the frame-change handler runs the add-on's step and writes its
@@ -91,6 +93,22 @@ def scene_with(subdivisions: int, rigged: bool = False, away: bool = False, ripp
     return scene, grid, ball
 
 
+def two_more_colliders() -> list:
+    """A smaller ball sinking into the grid's far corner and a box sliding 4 cm deep across
+    the near one: with ``scene_with``'s ball, three colliders, each pressing its own part."""
+    bpy.ops.mesh.primitive_uv_sphere_add(segments=32, ring_count=16, radius=0.2, location=(-0.75, 0.75, 0.2))
+    small = bpy.context.active_object
+    small.keyframe_insert("location", frame=1)
+    small.location.z = 0.14
+    small.keyframe_insert("location", frame=16)
+    bpy.ops.mesh.primitive_cube_add(size=0.3, location=(0.55, -0.7, 0.11))
+    box = bpy.context.active_object
+    box.keyframe_insert("location", frame=1)
+    box.location.x = 0.8
+    box.keyframe_insert("location", frame=30)
+    return [small, box]
+
+
 def enabled_scene(subdivisions: int, frames: int, zip_path: Path | None = None):
     """The extension installed (``zip_path``, or built from here) and ``scene_with``'s grid
     and sinking ball over ``frames`` frames, the response enabled on the grid: (scene, grid)."""
@@ -114,6 +132,7 @@ class Case:
     rigged: bool = False
     away: bool = False
     rippled: bool = False
+    three: bool = False  # three colliders (``two_more_colliders``), Shrinkwrap three modifiers
     preset: str = ""
     last: int = 30
 
@@ -129,6 +148,7 @@ CASES = [
     Case("100k-clay", "100k mesh, Soft Clay", 316, {"sinking": SINKING, "settled": SETTLED}, **CLAY),
     Case("100k-away", "100k mesh, ball away", 316, {"away": (2, 30)}, away=True),
     Case("100k-rippled", "100k mesh, rippled", 316, {"sinking": SINKING, "held": HELD}, rippled=True),
+    Case("100k-three", "100k mesh, 3 colliders", 316, {"sinking": SINKING, "held": HELD}, three=True),
 ]
 QUICK_CASES = ["66k", "100k"]
 PASSES = ("on", "off", "shrinkwrap on", "shrinkwrap off")
@@ -157,7 +177,8 @@ class Bench:
         case = self.case
         self.simulation = installed_module("blender.simulation")
         self.raycast = installed_module("blender.collision.raycast")
-        self.scene, self.grid, self.ball = scene_with(case.subdivisions, case.rigged, case.away, case.rippled)
+        self.scene, self.grid, ball = scene_with(case.subdivisions, case.rigged, case.away, case.rippled)
+        self.colliders = [ball, *(two_more_colliders() if case.three else [])]
         self.scene.frame_end = case.last
         # Shrinkwrap's mesh: the same vertices, modifiers (the armature) and vertex groups,
         # no shape key, never a responding mesh.
@@ -166,7 +187,7 @@ class Bench:
         self.plain.name = "Grid (Shrinkwrap)"
         self.scene.collection.objects.link(self.plain)
         for obj in bpy.context.view_layer.objects:
-            obj.select_set(obj in (self.grid, self.ball))
+            obj.select_set(obj == self.grid or obj in self.colliders)
         bpy.context.view_layer.objects.active = self.grid
         bpy.ops.object.collision_response_enable()
         if case.preset:
@@ -228,13 +249,17 @@ class Bench:
         return self._play(self.grid)
 
     def shrinkwrap_on(self) -> list[float]:
-        modifier = self.plain.modifiers.new("Shrinkwrap", "SHRINKWRAP")
-        modifier.wrap_method, modifier.target = "PROJECT", self.ball
-        modifier.use_negative_direction = modifier.use_positive_direction = True
+        modifiers = []
+        for collider in self.colliders:  # one modifier a collider
+            modifier = self.plain.modifiers.new("Shrinkwrap", "SHRINKWRAP")
+            modifier.wrap_method, modifier.target = "PROJECT", collider
+            modifier.use_negative_direction = modifier.use_positive_direction = True
+            modifiers.append(modifier)
         try:
             return self._play(self.plain)
         finally:
-            self.plain.modifiers.remove(modifier)
+            for modifier in modifiers:
+                self.plain.modifiers.remove(modifier)
 
     def shrinkwrap_off(self) -> list[float]:
         return self._play(self.plain)

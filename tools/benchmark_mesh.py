@@ -2,13 +2,17 @@
 
 The same rippled sheet is solved twice side by side: as a grid (the exact grid hierarchy)
 and as an arbitrary triangle mesh (its vertices shuffled, so the general hierarchy is
-built). Then build times for larger meshes, up to about a million vertices.
+built), and as an irregular one (jittered points, random diagonals: valences 4 to 8).
+Then build times and peak memory for larger meshes, up to about a million vertices.
 
 Usage: python tools/benchmark_mesh.py [--steps 20]
 """
 
 import argparse
+import json
+import resource
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -33,6 +37,28 @@ def triangulated(side: int, seed: int = 0):
     return rest[order], np.argsort(order)[triangles], order
 
 
+def jittered(side: int, seed: int = 0):
+    """The rippled sheet made irregular, as a modeller's triangle mesh is: each point moved
+    up to 0.3 of a cell, each quad split along a random diagonal (valences 4 to 8), the
+    vertices shuffled. Returns rest (n, 3) and triangles."""
+    rng = np.random.default_rng(seed)
+    rest = grid(side, bumpy=True)
+    cell = 2.0 / (side - 1)
+    rest[:, :2] += rng.uniform(-0.3, 0.3, (rest.shape[0], 2)) * cell
+    row, col = np.divmod(np.arange((side - 1) ** 2), side - 1)
+    first = row * side + col
+    a, b, c, d = first, first + 1, first + side + 1, first + side
+    flip = rng.random(a.size) < 0.5
+    triangles = np.concatenate(
+        [
+            np.where(flip[:, None], np.stack([a, b, d], 1), np.stack([a, b, c], 1)),
+            np.where(flip[:, None], np.stack([b, c, d], 1), np.stack([a, c, d], 1)),
+        ]
+    )
+    order = rng.permutation(side * side)
+    return rest[order], np.argsort(order)[triangles]
+
+
 def step_times(surface: Surface, steps: int) -> float:
     timings = []
     for i in range(steps + 3):
@@ -44,34 +70,56 @@ def step_times(surface: Surface, steps: int) -> float:
     return statistics.median(timings) * 1e3
 
 
+MESHES = {"shuffled": lambda side: triangulated(side)[:2], "jittered": jittered}
+
+
+def build_once(kind: str, side: int) -> None:
+    """Build one hierarchy in this process and print its time and the memory it took."""
+    rest, triangles = MESHES[kind](side)
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    start = time.perf_counter()
+    hierarchy = MeshHierarchy.from_triangles(rest, triangles)
+    seconds = time.perf_counter() - start
+    peak = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024  # kB on Linux
+    print(json.dumps({"seconds": seconds, "peak_mb": peak, "levels": len(hierarchy.sizes)}))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--build-once", nargs=2, metavar=("KIND", "SIDE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.build_once:
+        build_once(args.build_once[0], int(args.build_once[1]))
+        return
     print("Same rippled sheet, same settings (every extension on), one step a frame:")
-    for side in (257, 513):
-        grid_surface = surface_with_everything_on(side, bumpy=True)
-        rest, triangles, _ = triangulated(side)
-        start = time.perf_counter()
-        hierarchy = MeshHierarchy.from_triangles(rest, triangles)
-        build = time.perf_counter() - start
-        settings = LevelSettings.uniform(len(hierarchy.sizes), response_time=0.08, time_to_rest=0.5, yield_limit=0.03)
-        settings.absorption[:] = np.linspace(0.1, 0.4, len(hierarchy.sizes))
-        settings.absorption[2] = -0.2
-        settings.maps["absorption"] = np.linspace(0.5, 1.0, side * side)
-        settings.maps["time_to_rest"] = np.linspace(1.0, 2.0, side * side)
-        mesh_surface = Surface(hierarchy, rest, settings)
-        grid_ms, mesh_ms = step_times(grid_surface, args.steps), step_times(mesh_surface, args.steps)
-        print(
-            f"  {side * side:>9,} vertices: grid {grid_ms:6.1f} ms, mesh {mesh_ms:6.1f} ms per step "
-            f"(x {mesh_ms / grid_ms:.2f}); mesh hierarchy built in {build:.2f} s, levels {hierarchy.sizes}"
-        )
-    print("Hierarchy build time:")
-    for side in (317, 1001):
-        rest, triangles, _ = triangulated(side)
-        start = time.perf_counter()
-        hierarchy = MeshHierarchy.from_triangles(rest, triangles)
-        print(f"  {side * side:>9,} vertices: {time.perf_counter() - start:.2f} s, {len(hierarchy.sizes)} levels")
+    for kind, make in MESHES.items():
+        for side in (257, 513, 1025):
+            grid_surface = surface_with_everything_on(side, bumpy=True)
+            rest, triangles = make(side)
+            hierarchy = MeshHierarchy.from_triangles(rest, triangles)
+            settings = LevelSettings.uniform(
+                len(hierarchy.sizes), response_time=0.08, time_to_rest=0.5, yield_limit=0.03
+            )
+            settings.absorption[:] = np.linspace(0.1, 0.4, len(hierarchy.sizes))
+            settings.absorption[2] = -0.2
+            settings.maps["absorption"] = np.linspace(0.5, 1.0, side * side)
+            settings.maps["time_to_rest"] = np.linspace(1.0, 2.0, side * side)
+            mesh_surface = Surface(hierarchy, rest, settings)
+            grid_ms, mesh_ms = step_times(grid_surface, args.steps), step_times(mesh_surface, args.steps)
+            print(
+                f"  {kind:8s} {side * side:>9,} vertices: grid {grid_ms:6.1f} ms, mesh {mesh_ms:6.1f} ms "
+                f"per step (x {mesh_ms / grid_ms:.2f}), levels {hierarchy.sizes}"
+            )
+    print("Hierarchy build (each in a fresh process: time, and the memory it took at its peak):")
+    for kind in MESHES:
+        for side in (317, 1001):
+            command = [sys.executable, __file__, "--build-once", kind, str(side)]
+            result = json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+            print(
+                f"  {kind:8s} {side * side:>9,} vertices: {result['seconds']:6.2f} s, "
+                f"{result['peak_mb']:6.0f} MB, {result['levels']} levels"
+            )
 
 
 if __name__ == "__main__":
