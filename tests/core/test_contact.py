@@ -103,6 +103,25 @@ def test_random_paths_keep_every_invariant_every_frame(seed, collider):
 
 
 @pytest.mark.parametrize("seed", range(3))
+def test_two_colliders_on_random_paths_keep_every_invariant_against_both(seed):
+    """A ball and a box wandering over the sheet at once, pressing apart or together: every
+    invariant against both, every frame."""
+    rng = np.random.default_rng(200 + seed)
+    rest, faces = grid_rest(LEVEL), triangles()
+    surface = Surface(GridHierarchy(LEVEL), rest, random_settings(rng, LEVEL + 1, bulge=False))
+    size = rng.uniform(0.15, 0.3)
+    ball = Ball(wandering_path(rng, 150, size, deepest=size * 1.4, step=0.15), size)
+    box = Box(wandering_path(rng, 150, size, deepest=size * 1.4, step=0.15), [size, size * 0.7, size * 0.5])
+    scene = Frames(surface, grid_quads(SIDE), [ball, box])
+    reach = 0.0
+    for frame in range(150):
+        positions = scene.play(frame)
+        reach = max(reach, ball.radius - ball.centre[2], box.half[2] - box.centre[2])
+        for shape in (ball, box):
+            check_frame(positions, rest, shape, faces, reach)
+
+
+@pytest.mark.parametrize("seed", range(3))
 def test_random_paths_with_a_bulging_level_keep_every_invariant(seed):
     rest, faces = grid_rest(LEVEL), triangles()
     reach = 0.0
