@@ -270,7 +270,8 @@ class Surface:
         if correcting:  # the coarse levels take no part: they need no displacement
             restricted = [np.zeros((3, size), dtype=d.dtype) for size in self.hierarchy.sizes[:-1]] + [d]
             reach = restricted
-            contacts = [_contact(r) for r in restricted[:-1]] + contacts
+            none = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=d.dtype))
+            contacts = [none] * (self.level_count - 1) + contacts
         else:
             restricted, reach = [d], [self._reach(d, contacts[0][0])]
             for j in range(self.level_count - 1, 0, -1):
