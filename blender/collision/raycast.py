@@ -158,6 +158,9 @@ class RayCaster:
             hit = values[:, 3] > MISS / 2
             signed[i, hit] = values[hit, 3]
             normals[i, hit] = values[hit, :3]
+        # Emptied: the helper is evaluated again whenever a collider moves (the next frame
+        # change, before any ray is asked for), and with no points that costs nothing.
+        mesh.clear_geometry()
         return signed, normals
 
 
