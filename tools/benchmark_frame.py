@@ -10,7 +10,8 @@ before, 2 m to the side: a frame without contact); the 66k grid bound to an arma
 bone, swaying: the posed path); the 100k grid rippled (1 cm waves: a vertex on a flat
 region has no rest offset and needs no frame, so a curved mesh costs more); the 100k mesh
 with three colliders (the ball, a smaller ball sinking into one corner, a box sliding across
-another; Shrinkwrap gets a modifier for each).
+another; Shrinkwrap gets a modifier for each); Suzanne subdivided to 126k vertices with a
+torus sliding across her face (a dense curved mesh, contact moving every frame).
 
 Every figure is a frame as playback runs it, timed around `scene.frame_set(f)` and the
 evaluated mesh read after it (the frame-change handler runs the add-on's step and writes its
@@ -54,10 +55,12 @@ sys.path.insert(0, str(ROOT / "tools"))
 from build_extension import build  # noqa: E402
 
 
-def scene_with(subdivisions: int, rigged: bool = False, away: bool = False, rippled: bool = False):
+def scene_with(subdivisions: int, rigged: bool = False, away: bool = False, rippled: bool = False, monkey=False):
     bpy.ops.wm.read_homefile(use_empty=True)
     scene = bpy.context.scene
     scene.frame_start, scene.frame_end = 1, 30
+    if monkey:
+        return (scene, *monkey_and_torus(subdivisions))
     bpy.ops.mesh.primitive_grid_add(x_subdivisions=subdivisions, y_subdivisions=subdivisions, size=2)
     grid = bpy.context.active_object
     if rippled:  # no flat region: every vertex has a rest offset, so every placement needs a frame
@@ -91,6 +94,24 @@ def scene_with(subdivisions: int, rigged: bool = False, away: bool = False, ripp
         pose.rotation_quaternion = (0.9998, 0.02, 0, 0)  # a slight sway
         pose.keyframe_insert("rotation_quaternion", frame=30)
     return scene, grid, ball
+
+
+def monkey_and_torus(subdivisions: int):
+    """Suzanne (2 m) subdivided ``subdivisions`` times, applied (4: 126,290 vertices, the
+    general mesh hierarchy), and a torus (25 cm ring, 8 cm tube) facing her, sliding across
+    her brow and eyes from ear to ear over 30 frames, its near side up to 10 cm deep."""
+    bpy.ops.mesh.primitive_monkey_add(size=2)
+    head = bpy.context.active_object
+    head.modifiers.new("Subdivision", "SUBSURF").levels = subdivisions
+    bpy.ops.object.modifier_apply(modifier="Subdivision")
+    bpy.ops.mesh.primitive_torus_add(
+        major_radius=0.25, minor_radius=0.08, rotation=(1.5708, 0, 0), location=(-0.7, -0.8, 0.25)
+    )
+    torus = bpy.context.active_object
+    torus.keyframe_insert("location", frame=1)
+    torus.location.x = 0.7
+    torus.keyframe_insert("location", frame=30)
+    return head, torus
 
 
 def two_more_colliders() -> list:
@@ -133,6 +154,7 @@ class Case:
     away: bool = False
     rippled: bool = False
     three: bool = False  # three colliders (``two_more_colliders``), Shrinkwrap three modifiers
+    monkey: bool = False  # ``monkey_and_torus``: ``subdivisions`` are the head's
     preset: str = ""
     last: int = 30
 
@@ -149,6 +171,7 @@ CASES = [
     Case("100k-away", "100k mesh, ball away", 316, {"away": (2, 30)}, away=True),
     Case("100k-rippled", "100k mesh, rippled", 316, {"sinking": SINKING, "held": HELD}, rippled=True),
     Case("100k-three", "100k mesh, 3 colliders", 316, {"sinking": SINKING, "held": HELD}, three=True),
+    Case("monkey", "126k monkey, torus sliding", 4, {"sliding": (4, 30)}, monkey=True),
 ]
 QUICK_CASES = ["66k", "100k"]
 PASSES = ("on", "off", "shrinkwrap on", "shrinkwrap off")
@@ -177,7 +200,9 @@ class Bench:
         case = self.case
         self.simulation = installed_module("blender.simulation")
         self.raycast = installed_module("blender.collision.raycast")
-        self.scene, self.grid, ball = scene_with(case.subdivisions, case.rigged, case.away, case.rippled)
+        self.scene, self.grid, ball = scene_with(
+            case.subdivisions, case.rigged, case.away, case.rippled, case.monkey
+        )
         self.colliders = [ball, *(two_more_colliders() if case.three else [])]
         self.scene.frame_end = case.last
         # Shrinkwrap's mesh: the same vertices, modifiers (the armature) and vertex groups,
