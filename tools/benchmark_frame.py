@@ -10,7 +10,8 @@ before, 2 m to the side: a frame without contact); the 66k grid bound to an arma
 bone, swaying: the posed path); the 100k grid rippled (1 cm waves: a vertex on a flat
 region has no rest offset and needs no frame, so a curved mesh costs more); the 100k mesh
 with three colliders (the ball, a smaller ball sinking into one corner, a box sliding across
-another; Shrinkwrap gets a modifier for each); Suzanne subdivided to 126k vertices with a
+another; Shrinkwrap gets a modifier for each); the 100k mesh and a 32k-face ball (a dense
+collider, as a sculpted hand is); Suzanne subdivided to 126k vertices with a
 torus sliding across her face (a dense curved mesh, contact moving every frame).
 
 Every figure is a frame as playback runs it, timed around `scene.frame_set(f)` and the
@@ -55,7 +56,9 @@ sys.path.insert(0, str(ROOT / "tools"))
 from build_extension import build  # noqa: E402
 
 
-def scene_with(subdivisions: int, rigged: bool = False, away: bool = False, rippled: bool = False, monkey=False):
+def scene_with(
+    subdivisions: int, rigged: bool = False, away: bool = False, rippled: bool = False, monkey=False, dense=False
+):
     bpy.ops.wm.read_homefile(use_empty=True)
     scene = bpy.context.scene
     scene.frame_start, scene.frame_end = 1, 30
@@ -74,7 +77,8 @@ def scene_with(subdivisions: int, rigged: bool = False, away: bool = False, ripp
     # still moves the ball (Shrinkwrap evaluates again) but nothing touches, nor lies along
     # the grid's normals (Shrinkwrap's projection misses).
     x = 3.0 if away else 0.0
-    bpy.ops.mesh.primitive_uv_sphere_add(segments=45, ring_count=23, radius=0.5, location=(x, 0, 0.5))
+    segments, rings = (256, 128) if dense else (45, 23)  # 32k faces, a sculpted hand's count
+    bpy.ops.mesh.primitive_uv_sphere_add(segments=segments, ring_count=rings, radius=0.5, location=(x, 0, 0.5))
     ball = bpy.context.active_object
     ball.keyframe_insert("location", frame=1)
     ball.location.z = 0.42
@@ -155,6 +159,7 @@ class Case:
     rippled: bool = False
     three: bool = False  # three colliders (``two_more_colliders``), Shrinkwrap three modifiers
     monkey: bool = False  # ``monkey_and_torus``: ``subdivisions`` are the head's
+    dense: bool = False  # a ball of 32k faces
     preset: str = ""
     last: int = 30
 
@@ -170,6 +175,7 @@ CASES = [
     Case("100k-clay", "100k mesh, Soft Clay", 316, {"sinking": SINKING, "settled": SETTLED}, **CLAY),
     Case("100k-away", "100k mesh, ball away", 316, {"away": (2, 30)}, away=True),
     Case("100k-rippled", "100k mesh, rippled", 316, {"sinking": SINKING, "held": HELD}, rippled=True),
+    Case("100k-dense", "100k mesh, 32k-face ball", 316, {"sinking": SINKING, "held": HELD}, dense=True),
     Case("100k-three", "100k mesh, 3 colliders", 316, {"sinking": SINKING, "held": HELD}, three=True),
     Case("monkey", "126k monkey, torus sliding", 4, {"sliding": (4, 30)}, monkey=True),
 ]
@@ -201,7 +207,7 @@ class Bench:
         self.simulation = installed_module("blender.simulation")
         self.raycast = installed_module("blender.collision.raycast")
         self.scene, self.grid, ball = scene_with(
-            case.subdivisions, case.rigged, case.away, case.rippled, case.monkey
+            case.subdivisions, case.rigged, case.away, case.rippled, case.monkey, case.dense
         )
         self.colliders = [ball, *(two_more_colliders() if case.three else [])]
         self.scene.frame_end = case.last
