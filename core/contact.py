@@ -243,20 +243,25 @@ def push_direction(
 
 def _cast_both(cast: Cast, points, directions, motions, was_held, standoff):
     """Rays ahead (along the push) and behind, each (distances (k, m), normals (k, m, 3)),
-    cast where needed. Each vertex casts first the ray it most likely needs: one held in
-    contact whose colliders hold still or retreat is resting (behind), one they advance on,
-    or a new one, is inside (ahead). The other ray only where the first left the answer
-    open: the way out of a vertex found inside from behind; the gap of an outside vertex
-    that was in contact (or, with a standoff, of any)."""
+    where needed. Each vertex needs first the ray it most likely needs: one held in contact
+    whose colliders hold still or retreat is resting (behind), one they advance on, or a new
+    one, is inside (ahead). The other ray only where the first left the answer open: the way
+    out of a vertex found inside from behind; the gap of an outside vertex that was in
+    contact (or, with a standoff, of any). Every ray that may be needed is cast at once (a
+    cast has a fixed cost, a ray almost none), and the answers to rays not needed are
+    dropped, so a vertex sees exactly what asking in turn would show it."""
     shape = directions.shape[:2]
     ahead = (np.full(shape, np.nan), np.full((*shape, 3), np.nan))
     behind = (np.full(shape, np.nan), np.full((*shape, 3), np.nan))
     advancing = (np.einsum("kij,kij->ki", motions, directions) > 0).any(axis=0)
     back_first = was_held & ~advancing
-    _cast_into(cast, points, directions, ~back_first, back_first, ahead, behind)
+    may_need_gap = was_held | (standoff > 0)  # (back_first is held, so it may need both too)
+    _cast_into(cast, points, directions, np.ones(shape[1], dtype=bool), may_need_gap, ahead, behind)
     need_ahead = back_first & (behind[0] > 0).any(axis=0)
-    need_gap = ~back_first & ~(ahead[0] > 0).any(axis=0) & (was_held | (standoff > 0))
-    _cast_into(cast, points, directions, need_ahead, need_gap, ahead, behind)
+    need_gap = ~back_first & ~(ahead[0] > 0).any(axis=0) & may_need_gap
+    for hits, kept in ((ahead, ~back_first | need_ahead), (behind, back_first | need_gap)):
+        for values in hits:
+            values[:, ~kept] = np.nan
     return ahead, behind
 
 
