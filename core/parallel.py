@@ -10,9 +10,12 @@ import os
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from itertools import pairwise
+from typing import TypeVar
 
 #: Below this many vertices a span costs more to hand over than it saves.
 SMALLEST_SPAN = 24576
+
+T = TypeVar("T")
 
 _pool: ThreadPoolExecutor | None = None
 _pool_size = 0
@@ -37,12 +40,15 @@ def spans(count: int) -> list[slice]:
 def each_span(count: int, work: Callable[[slice], None]) -> None:
     """Run ``work(span)`` for every span of ``range(count)``, on the pool's threads when there
     is more than one; an exception in any is raised here."""
+    over_spans(count, work)
+
+
+def over_spans(count: int, work: Callable[[slice], T]) -> list[T]:
+    """``work(span)`` for every span of ``range(count)``, in order (see ``each_span``)."""
     parts = spans(count)
     if len(parts) == 1:
-        work(parts[0])
-        return
+        return [work(parts[0])]
     global _pool, _pool_size
     if _pool is None or _pool_size < len(parts):  # made on first use: most frames need none
         _pool, _pool_size = ThreadPoolExecutor(len(parts), thread_name_prefix="collision_response"), len(parts)
-    for done in [_pool.submit(work, span) for span in parts]:
-        done.result()
+    return [done.result() for done in [_pool.submit(work, span) for span in parts]]

@@ -302,7 +302,8 @@ class Surface:
             if update:
                 in_contact = again.copy() if touch is None else again | touch[j]
                 again[self._relax(lv, in_contact, coefficients[j])] = True
-                again[self._stale[j]] = True
+                if not (correcting and j < last):  # a correction leaves coarse levels as they are
+                    again[self._stale[j]] = True
                 if j < last and not correcting:
                     again[self._drain(lv, coefficients[j])] = True
             rows = None if whole or j == 0 else self._rows(j, again, moved)
@@ -347,7 +348,8 @@ class Surface:
                 moved[rows[(_gather(placed, rows) != old_rows).any(axis=0)]] = True
             elif j < self.level_count - 1:  # the finest level placed whole is written whole
                 moved = (placed != old).any(axis=0)
-            self._stale[j] = contact if update else contact[:0]
+            if not (correcting and j < last):  # (their pushed vertices are placed again next step)
+                self._stale[j] = contact if update else contact[:0]
             lv.solution = placed
         finest = self._levels[-1].solution
         changed = None if rows is None else moved.nonzero()[0]

@@ -19,6 +19,7 @@ import bpy
 import numpy as np
 
 from ...core.contact import HOLD_TOLERANCE, TOUCH_TOLERANCE, Colliders, Contacts, Resting
+from ...core.parallel import over_spans
 from ...core.vectors import nonzero_rows
 from .colliders import Collider, carried_box, usable_colliders
 from .raycast import RayCaster
@@ -290,21 +291,32 @@ def _near(
     low, high = low - pad, high + pad
     if among is None:
         # The axis that rejects most vertices first (judged on a sample of about a thousand),
-        # then the others on what passed: most vertices cost one pair of comparisons.
+        # then the others on what passed: most vertices cost one pair of comparisons. The
+        # whole mesh is scanned a span a core.
         sample = positions[:: max(1, positions.shape[0] // 1024)]
-        first, *others = np.argsort(((sample >= low) & (sample <= high)).sum(axis=0), kind="stable")
-        column = positions[:, first]
-        boxed = ((column >= low[first]) & (column <= high[first])).nonzero()[0]
+        order = np.argsort(((sample >= low) & (sample <= high)).sum(axis=0), kind="stable")
+
+        def scan(span: slice) -> np.ndarray:
+            column = positions[span, order[0]]
+            found = ((column >= low[order[0]]) & (column <= high[order[0]])).nonzero()[0] + span.start
+            return _in_box(positions, found, low, high, order[1:])
+
+        boxed = np.concatenate(over_spans(positions.shape[0], scan))
     else:
-        others, boxed = [0, 1, 2], np.asarray(among)
-    for axis in others:
-        values = positions[:, axis].take(boxed)
-        boxed = boxed[(values >= low[axis]) & (values <= high[axis])]
+        boxed = _in_box(positions, np.asarray(among), low, high, [0, 1, 2])
     centre = to_local[:3, :3] @ collider.centre + to_local[:3, 3]
     radius = (collider.radius + margin) * np.linalg.norm(to_local[:3, :3], 2) + pad
     offset = positions.take(boxed, axis=0).astype(np.float64)  # take: rows, several times faster
     offset -= centre
     return boxed[np.einsum("ij,ij->i", offset, offset) <= radius**2]
+
+
+def _in_box(positions: np.ndarray, index: np.ndarray, low, high, axes) -> np.ndarray:
+    """Those of vertices ``index`` within ``low`` .. ``high`` on each of ``axes``."""
+    for axis in axes:
+        values = positions[:, axis].take(index)
+        index = index[(values >= low[axis]) & (values <= high[axis])]
+    return index
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:
