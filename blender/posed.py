@@ -177,6 +177,10 @@ class Deformation:
         self.obj, self.depsgraph, self.scene = obj, depsgraph, scene
         self.active = _has_deformer(obj)
         self._made = False
+        # Rest normals carried so far this frame (both queries ask about most of the same
+        # vertices), and which vertices they hold.
+        self._normals: np.ndarray | None = None
+        self._carried = np.zeros(0, dtype=bool)
 
     def __enter__(self) -> "Deformation":
         return self
@@ -195,6 +199,19 @@ class Deformation:
         """``vectors`` (m, 3) of vertices ``index`` (m,), in rest space, carried onto the
         posed surface."""
         return self._carry(vectors, index, self.obj.crazyspace_displacement_to_deformed)
+
+    def normals_to_posed(self, normals: np.ndarray, index: np.ndarray) -> np.ndarray:
+        """The rest normals (n, 3) of vertices ``index`` (m,) carried onto the posed surface,
+        each vertex's once a frame: ``to_posed(normals[index], index)``."""
+        if not self.active:
+            return normals[index]
+        if self._normals is None:
+            self._normals, self._carried = np.empty_like(normals), np.zeros(normals.shape[0], dtype=bool)
+        new = index[~self._carried[index]]
+        if new.size:
+            self._normals[new] = self.to_posed(normals[new], new)
+            self._carried[new] = True
+        return self._normals[index]
 
     def _carry(self, vectors: np.ndarray, index: np.ndarray, through) -> np.ndarray:
         if not self.active:

@@ -348,7 +348,7 @@ def _finder(obj, simulation: Simulation, scene, depsgraph):
                 seen = _posed(obj, simulation, positions, depsgraph)
         contact = ask(
             seen,
-            lambda index: deformation.to_posed(simulation.normals[index], index),
+            lambda index: deformation.normals_to_posed(simulation.normals, index),
             among,
             lambda index: deformation.to_posed(positions[index] - rest[index], index),
             within,
