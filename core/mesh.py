@@ -28,6 +28,7 @@ from .graph import (
     symmetric_graph,
 )
 from .grid import Prolongation, Restriction
+from .locality import inverse, nested_orders, relabel_stencil, relabel_transfer, stencil_readers
 from .vectors import cross, dot
 
 #: A removed vertex interpolates the three corners of a coarse triangle.
@@ -133,6 +134,21 @@ class MeshHierarchy:
         self._stencils = [
             self._frame_stencil(j, rest[members[j - 1]], graphs[j], graphs[j - 1]) for j in range(1, len(members))
         ]
+        self._put_in_local_order()
+
+    def _put_in_local_order(self) -> None:
+        """Relabel every level's vertices so that a step reads memory locally (see
+        ``locality``); the finest level's order is ``vertex_order``."""
+        orders = nested_orders(self.sizes, self._transfers)
+        ranks = [inverse(order) for order in orders]
+        for j in range(1, len(orders)):
+            relabel = (ranks[j - 1], orders[j], ranks[j])
+            self._transfers[j - 1] = relabel_transfer(self._transfers[j - 1], *relabel)
+            self._stencils[j - 1] = relabel_stencil(self._stencils[j - 1], *relabel)
+        self._members = [members[order] for members, order in zip(self._members, orders, strict=True)]
+        #: The mesh vertex at each place of the finest level: a solver reads its inputs
+        #: through it and writes its output back through it.
+        self.vertex_order = self._members[-1]
 
     def _frame_stencil(self, level: int, coarse_rest: np.ndarray, graph, coarse_graph) -> _FrameStencil:
         """Where the frames of ``level`` come from: a stencil on its prolongated parent
@@ -159,13 +175,9 @@ class MeshHierarchy:
             keep[coarse_flat.nonzero()[0][use]] = False
             fallback, heaviest = fallback[keep], heaviest[keep]
             coarse = _Stencil(*(getattr(coarse, name)[keep] for name in ("u1", "u0", "v1", "v0")))
-        count = own.u1.size
-        slot = np.full(count, -1)
+        slot = np.full(own.u1.size, -1)
         slot[fallback] = np.arange(fallback.size)
-        ends = np.concatenate([own.u1, own.u0, own.v1, own.v0])
-        order = np.argsort(ends, kind="stable")
-        readers = np.tile(np.arange(count), 4)[order]
-        return _FrameStencil(own, fallback, coarse, slot, readers, np.searchsorted(ends[order], np.arange(count + 1)))
+        return _FrameStencil(own, fallback, coarse, slot, *stencil_readers(own))
 
     @classmethod
     def from_triangles(cls, rest: np.ndarray, triangles: np.ndarray) -> "MeshHierarchy":
@@ -281,10 +293,13 @@ class MeshHierarchy:
         return out
 
     def inject(self, level: int, finest_values: np.ndarray) -> np.ndarray:
+        """Per-vertex values of the mesh (..., n), in its own vertex order, at ``level``'s
+        vertices, in the level's order."""
         return np.ascontiguousarray(finest_values[..., self._members[level]])
 
     def level_vertices(self, level: int) -> np.ndarray:
-        """Mesh vertex indices of the vertices of ``level``."""
+        """Mesh vertex indices of the vertices of ``level``, in the level's order (a local
+        one, not ascending: see ``locality``)."""
         return self._members[level]
 
 
