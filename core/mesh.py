@@ -447,9 +447,45 @@ def _barycentric_weights(rest: np.ndarray, keep: np.ndarray, heads: np.ndarray, 
 def _place(points, owner, near, shapes, kept_fine, parents, weights) -> np.ndarray:
     """Each ``owner`` (fine) takes the shape at ``near`` (coarse) it lies deepest inside,
     its barycentric coordinates clipped at 0, into ``parents`` and ``weights``. Returns the
-    owners placed (those with a non-degenerate shape at hand)."""
+    owners placed (those with a non-degenerate shape at hand).
+
+    A vertex has some 15 to 20 candidate triangles: the owners go a chunk at a time, so the
+    candidates' coordinates stay in the cache instead of filling gigabytes (1M vertices)."""
+    if owner.size == 0:
+        return owner
     fan, fan_start = _incidence(shapes, kept_fine.size)
     number = np.diff(fan_start)[near]
+    total = int(number.sum())
+    if total == 0:
+        return owner[:0]
+    # Chunks start where an owner does (an owner may come once per kept neighbour).
+    starts = np.flatnonzero(np.append(True, owner[1:] != owner[:-1]))
+    first_candidate = (np.cumsum(number) - number)[starts]
+    bounds = starts[np.unique(np.searchsorted(first_candidate, np.arange(0, total, PLACE_CHUNK), side="right") - 1)]
+    placed = [
+        _place_chunk(
+            points,
+            owner[first:last],
+            near[first:last],
+            number[first:last],
+            shapes,
+            fan,
+            fan_start,
+            kept_fine,
+            parents,
+            weights,
+        )
+        for first, last in zip(bounds, [*bounds[1:], owner.size], strict=True)
+    ]
+    return np.concatenate(placed)
+
+
+#: Candidate shapes placed at a time: a few hundred kB per coordinate array.
+PLACE_CHUNK = 16384
+
+
+def _place_chunk(points, owner, near, number, shapes, fan, fan_start, kept_fine, parents, weights) -> np.ndarray:
+    """``_place`` for a run of owners, ``number`` candidate shapes each."""
     fine = np.repeat(owner, number)
     corners = kept_fine[shapes[fan[ranges(fan_start[near], number)]]].T
     coordinates = _barycentric(points.take(fine, axis=1), *(points.take(c, axis=1) for c in corners))
