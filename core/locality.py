@@ -14,6 +14,8 @@ from dataclasses import replace
 
 import numpy as np
 
+from .graph import ranges
+
 
 def nested_orders(sizes: list[int], transfers) -> list[np.ndarray]:
     """For each level, coarse to fine, its vertices (old labels) in their new order.
@@ -63,7 +65,10 @@ def relabel_stencil(stencil, coarse_rank: np.ndarray, fine_order: np.ndarray, fi
     """A level's frame stencil with the level and the one below relabelled."""
     own = replace(stencil.own, **{name: fine_rank[getattr(stencil.own, name)[fine_order]] for name in ENDS})
     coarse = replace(stencil.coarse, **{name: coarse_rank[getattr(stencil.coarse, name)] for name in ENDS})
-    readers, readers_start = stencil_readers(own)
+    # Each vertex's readers, moved with it (their order within a group does not matter).
+    start = stencil.readers_start
+    number = (start[1:] - start[:-1])[fine_order]
+    readers = fine_rank[stencil.readers[ranges(start[fine_order], number)]]
     return replace(
         stencil,
         own=own,
@@ -71,7 +76,7 @@ def relabel_stencil(stencil, coarse_rank: np.ndarray, fine_order: np.ndarray, fi
         coarse=coarse,
         fallback_slot=stencil.fallback_slot[fine_order],
         readers=readers,
-        readers_start=readers_start,
+        readers_start=np.concatenate([[0], np.cumsum(number)]),
     )
 
 
