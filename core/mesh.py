@@ -148,7 +148,7 @@ class MeshHierarchy:
         self._members = [members[order] for members, order in zip(self._members, orders, strict=True)]
         #: The mesh vertex at each place of the finest level: a solver reads its inputs
         #: through it and writes its output back through it.
-        self.vertex_order = self._members[-1]
+        self.vertex_order: np.ndarray | None = self._members[-1]
 
     def _frame_stencil(self, level: int, coarse_rest: np.ndarray, graph, coarse_graph) -> _FrameStencil:
         """Where the frames of ``level`` come from: a stencil on its prolongated parent

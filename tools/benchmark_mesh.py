@@ -94,7 +94,7 @@ def _status_kb(field: str) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20)
-    parser.add_argument("--sides", type=int, nargs="*", default=[257, 513, 1025], help="step: sheets of side^2 vertices")
+    parser.add_argument("--sides", type=int, nargs="*", default=[257, 513, 1025], help="step: side^2 vertices")
     parser.add_argument("--build-sides", type=int, nargs="*", default=[317, 1001], help="build: side^2 vertices")
     parser.add_argument("--kinds", nargs="+", choices=list(MESHES), default=list(MESHES))
     parser.add_argument("--build-once", nargs=2, metavar=("KIND", "SIDE"), help=argparse.SUPPRESS)
