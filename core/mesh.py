@@ -579,17 +579,18 @@ def _stencil(
     start = np.cumsum(size) - size
     ends_of[start] = of
     ends_of[ranges(start + 1, number)] = tails[ranges(first, number)]
-    sums = [np.bincount(group, points[ends_of, c], minlength=count) for c in range(3)]
-    centre = np.stack(sums, axis=1) / size[:, None]
-    spread = points[ends_of] - centre[group]
+    # Component rows (3, m): every gather and product below reads contiguous memory.
+    spread = np.ascontiguousarray(points.T).take(ends_of, axis=1)
+    centre = np.stack([np.bincount(group, spread[c], minlength=count) for c in range(3)]) / size
+    spread -= centre.take(group, axis=1)
     covariance = np.empty((count, 3, 3))
     for i in range(3):
         for k in range(i, 3):
-            covariance[:, i, k] = covariance[:, k, i] = np.bincount(group, spread[:, i] * spread[:, k], count)
+            covariance[:, i, k] = covariance[:, k, i] = np.bincount(group, spread[i] * spread[k], count)
     axes = np.linalg.eigh(covariance)[1]  # columns by increasing variance
     ends = []
     for axis in (axes[:, :, 2], axes[:, :, 1]):
-        along = (spread * axis[group]).sum(axis=1)
+        along = dot(spread, np.ascontiguousarray(axis.T).take(group, axis=1))
         for sign in (1.0, -1.0):
             end = of.copy()
             ids, best = group_argmax(group, settled(sign * along, np.abs(along).max(initial=0.0)))
