@@ -191,6 +191,7 @@ class GridHierarchy:
             raise ValueError("a grid hierarchy needs at least level 0 (2 x 2 vertices)")
         self.finest = finest_level
         self.sizes = [grid_side(j) ** 2 for j in range(finest_level + 1)]
+        self.vertex_order: np.ndarray | None = None  # the finest level is the grid in its own (row-major) order
 
     @classmethod
     def for_side(cls, side: int) -> "GridHierarchy":

@@ -21,6 +21,10 @@ class Hierarchy(Protocol):
 
     #: Vertex count of each level, coarse to fine.
     sizes: list[int]
+    #: The mesh vertex at each place of the finest level, or None where the finest level is
+    #: the mesh in its own order. Every operator works in the levels' own orders; a solver
+    #: permutes its inputs and outputs (mesh order) through this.
+    vertex_order: np.ndarray | None
 
     def restrict(
         self, level: int, fine: np.ndarray, method: Restriction, moving: np.ndarray | None = None
@@ -56,5 +60,6 @@ class Hierarchy(Protocol):
         ...
 
     def inject(self, level: int, finest_values: np.ndarray) -> np.ndarray:
-        """Per-vertex values (..., n_k) of the finest level sampled at ``level``'s vertices."""
+        """Per-vertex values of the mesh (..., n_k), in the mesh's vertex order, sampled at
+        ``level``'s vertices (any level, the finest included), in the level's order."""
         ...

@@ -28,6 +28,7 @@ from .graph import (
     symmetric_graph,
 )
 from .grid import Prolongation, Restriction
+from .locality import inverse, nested_orders, relabel_stencil, relabel_transfer, stencil_readers
 from .parallel import each_span
 from .vectors import cross, dot
 
@@ -134,6 +135,21 @@ class MeshHierarchy:
         self._stencils = [
             self._frame_stencil(j, rest[members[j - 1]], graphs[j], graphs[j - 1]) for j in range(1, len(members))
         ]
+        self._put_in_local_order()
+
+    def _put_in_local_order(self) -> None:
+        """Relabel every level's vertices so that a step reads memory locally (see
+        ``locality``); the finest level's order is ``vertex_order``."""
+        orders = nested_orders(self.sizes, self._transfers)
+        ranks = [inverse(order) for order in orders]
+        for j in range(1, len(orders)):
+            relabel = (ranks[j - 1], orders[j], ranks[j])
+            self._transfers[j - 1] = relabel_transfer(self._transfers[j - 1], *relabel)
+            self._stencils[j - 1] = relabel_stencil(self._stencils[j - 1], *relabel)
+        self._members = [members[order] for members, order in zip(self._members, orders, strict=True)]
+        #: The mesh vertex at each place of the finest level: a solver reads its inputs
+        #: through it and writes its output back through it.
+        self.vertex_order: np.ndarray | None = self._members[-1]
 
     def _frame_stencil(self, level: int, coarse_rest: np.ndarray, graph, coarse_graph) -> _FrameStencil:
         """Where the frames of ``level`` come from: a stencil on its prolongated parent
@@ -160,13 +176,9 @@ class MeshHierarchy:
             keep[coarse_flat.nonzero()[0][use]] = False
             fallback, heaviest = fallback[keep], heaviest[keep]
             coarse = _Stencil(*(getattr(coarse, name)[keep] for name in ("u1", "u0", "v1", "v0")))
-        count = own.u1.size
-        slot = np.full(count, -1)
+        slot = np.full(own.u1.size, -1)
         slot[fallback] = np.arange(fallback.size)
-        ends = np.concatenate([own.u1, own.u0, own.v1, own.v0])
-        order = np.argsort(ends, kind="stable")
-        readers = np.tile(np.arange(count), 4)[order]
-        return _FrameStencil(own, fallback, coarse, slot, readers, np.searchsorted(ends[order], np.arange(count + 1)))
+        return _FrameStencil(own, fallback, coarse, slot, *stencil_readers(own))
 
     @classmethod
     def from_triangles(cls, rest: np.ndarray, triangles: np.ndarray) -> "MeshHierarchy":
@@ -282,10 +294,13 @@ class MeshHierarchy:
         return out
 
     def inject(self, level: int, finest_values: np.ndarray) -> np.ndarray:
+        """Per-vertex values of the mesh (..., n), in its own vertex order, at ``level``'s
+        vertices, in the level's order."""
         return np.ascontiguousarray(finest_values[..., self._members[level]])
 
     def level_vertices(self, level: int) -> np.ndarray:
-        """Mesh vertex indices of the vertices of ``level``."""
+        """Mesh vertex indices of the vertices of ``level``, in the level's order (a local
+        one, not ascending: see ``locality``)."""
         return self._members[level]
 
 
@@ -439,9 +454,45 @@ def _barycentric_weights(rest: np.ndarray, keep: np.ndarray, heads: np.ndarray, 
 def _place(points, owner, near, shapes, kept_fine, parents, weights) -> np.ndarray:
     """Each ``owner`` (fine) takes the shape at ``near`` (coarse) it lies deepest inside,
     its barycentric coordinates clipped at 0, into ``parents`` and ``weights``. Returns the
-    owners placed (those with a non-degenerate shape at hand)."""
+    owners placed (those with a non-degenerate shape at hand).
+
+    A vertex has some 15 to 20 candidate triangles: the owners go a chunk at a time, so the
+    candidates' coordinates stay in the cache instead of filling gigabytes (1M vertices)."""
+    if owner.size == 0:
+        return owner
     fan, fan_start = _incidence(shapes, kept_fine.size)
     number = np.diff(fan_start)[near]
+    total = int(number.sum())
+    if total == 0:
+        return owner[:0]
+    # Chunks start where an owner does (an owner may come once per kept neighbour).
+    starts = np.flatnonzero(np.append(True, owner[1:] != owner[:-1]))
+    first_candidate = (np.cumsum(number) - number)[starts]
+    bounds = starts[np.unique(np.searchsorted(first_candidate, np.arange(0, total, PLACE_CHUNK), side="right") - 1)]
+    placed = [
+        _place_chunk(
+            points,
+            owner[first:last],
+            near[first:last],
+            number[first:last],
+            shapes,
+            fan,
+            fan_start,
+            kept_fine,
+            parents,
+            weights,
+        )
+        for first, last in zip(bounds, [*bounds[1:], owner.size], strict=True)
+    ]
+    return np.concatenate(placed)
+
+
+#: Candidate shapes placed at a time: a few hundred kB per coordinate array.
+PLACE_CHUNK = 16384
+
+
+def _place_chunk(points, owner, near, number, shapes, fan, fan_start, kept_fine, parents, weights) -> np.ndarray:
+    """``_place`` for a run of owners, ``number`` candidate shapes each."""
     fine = np.repeat(owner, number)
     corners = kept_fine[shapes[fan[ranges(fan_start[near], number)]]].T
     coordinates = _barycentric(points.take(fine, axis=1), *(points.take(c, axis=1) for c in corners))
@@ -535,17 +586,18 @@ def _stencil(
     start = np.cumsum(size) - size
     ends_of[start] = of
     ends_of[ranges(start + 1, number)] = tails[ranges(first, number)]
-    sums = [np.bincount(group, points[ends_of, c], minlength=count) for c in range(3)]
-    centre = np.stack(sums, axis=1) / size[:, None]
-    spread = points[ends_of] - centre[group]
+    # Component rows (3, m): every gather and product below reads contiguous memory.
+    spread = np.ascontiguousarray(points.T).take(ends_of, axis=1)
+    centre = np.stack([np.bincount(group, spread[c], minlength=count) for c in range(3)]) / size
+    spread -= centre.take(group, axis=1)
     covariance = np.empty((count, 3, 3))
     for i in range(3):
         for k in range(i, 3):
-            covariance[:, i, k] = covariance[:, k, i] = np.bincount(group, spread[:, i] * spread[:, k], count)
+            covariance[:, i, k] = covariance[:, k, i] = np.bincount(group, spread[i] * spread[k], count)
     axes = np.linalg.eigh(covariance)[1]  # columns by increasing variance
     ends = []
     for axis in (axes[:, :, 2], axes[:, :, 1]):
-        along = (spread * axis[group]).sum(axis=1)
+        along = dot(spread, np.ascontiguousarray(axis.T).take(group, axis=1))
         for sign in (1.0, -1.0):
             end = of.copy()
             ids, best = group_argmax(group, settled(sign * along, np.abs(along).max(initial=0.0)))

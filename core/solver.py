@@ -13,10 +13,11 @@ import numpy as np
 from .constants import DTYPE, NEGLIGIBLE, TINY
 from .frames import to_frame, to_object
 from .hierarchy import FrameBasis, Hierarchy
+from .locality import inverse
 from .parallel import each_span
 from .settings import PROPERTIES, LevelSettings
 from .timing import fraction_per_step
-from .vectors import dot, norm
+from .vectors import dot, nonzero_rows, norm
 
 
 @dataclass
@@ -71,6 +72,10 @@ class Surface:
         if not np.isfinite(rest).all():
             raise ValueError("rest positions must be finite")
         self.hierarchy = hierarchy
+        # The levels are in the hierarchy's own orders; the mesh's order is kept at the
+        # boundary (inputs and positions), so a caller never sees the difference.
+        self._order = hierarchy.vertex_order
+        self._rank = None if self._order is None else inverse(self._order)
         self.settings = settings or LevelSettings.uniform(len(hierarchy.sizes))
         self.settings.check(self.level_count, self.vertex_count)
         self._negligible = DTYPE(NEGLIGIBLE * (float(np.linalg.norm(np.ptp(rest, axis=0))) or 1.0))
@@ -91,7 +96,7 @@ class Surface:
     def _build_levels(self, finest_rest: np.ndarray) -> None:
         levels: list[_Level] = []
         for j in range(self.level_count):
-            rest = finest_rest if j == self.level_count - 1 else self.hierarchy.inject(j, finest_rest)
+            rest = self.hierarchy.inject(j, finest_rest)
             zeros = np.zeros_like(rest)
             levels.append(_Level(rest, zeros, zeros.copy(), zeros.copy(), rest.copy(), zeros.copy(), zeros.copy()))
         self._levels = levels
@@ -120,11 +125,13 @@ class Surface:
         return self._positions.copy()
 
     def level_positions(self, level: int) -> np.ndarray:
-        """Current positions of the vertices of one level, (n_j, 3) (a copy)."""
+        """Current positions of the vertices of one level, (n_j, 3) (a copy), in the level's
+        order (a mesh hierarchy's ``level_vertices``; the finest level's is ``vertex_order``)."""
         return np.ascontiguousarray(self._levels[level].solution.T)
 
     def offsets(self, level: int) -> tuple[np.ndarray, np.ndarray]:
-        """Elastic and plastic offsets of one level, each (n_j, 3) in object space."""
+        """Elastic and plastic offsets of one level, each (n_j, 3) in object space, in the
+        level's order (as ``level_positions``)."""
         lv = self._levels[level]
         return np.ascontiguousarray(lv.elastic.T), np.ascontiguousarray(lv.plastic.T)
 
@@ -174,7 +181,7 @@ class Surface:
             touching = np.asanyarray(touching, dtype=bool)
             if touching.shape != (self.vertex_count,):
                 raise ValueError(f"touching must be ({self.vertex_count},), got {touching.shape}")
-            resting = touching
+            resting = touching if self._order is None else touching[self._order]
         self.settings.check(self.level_count, self.vertex_count)
         if self._idle(d, resting, dt):
             return False
@@ -206,7 +213,13 @@ class Surface:
         d = np.asanyarray(displacement, dtype=DTYPE)
         if d.shape != (self.vertex_count, 3):
             raise ValueError(f"displacement must be ({self.vertex_count}, 3), got {d.shape}")
-        d = np.ascontiguousarray(d.T)
+        if self._rank is None:
+            d = np.ascontiguousarray(d.T)
+        else:  # into the finest level's order: only the rows that push (NaN rows included)
+            pushing = nonzero_rows(d).nonzero()[0]
+            moved = np.zeros((3, self.vertex_count), dtype=DTYPE)
+            moved[:, self._rank[pushing]] = d[pushing].T
+            d = moved
         if not np.isfinite(d).all():  # a broken collider query must not poison the state
             d = np.nan_to_num(d, nan=0.0, posinf=0.0, neginf=0.0)
         return d
@@ -355,9 +368,9 @@ class Surface:
         changed = None if rows is None else moved.nonzero()[0]
         if changed is None or changed.size > SPARSE_FRACTION * moved.size:
             for axis in range(3):  # a row at a time: a transposed copy of the whole is 4 x slower
-                self._positions[:, axis] = finest[axis]
+                self._positions[:, axis] = finest[axis] if self._rank is None else finest[axis].take(self._rank)
         else:
-            self._positions[changed] = _gather(finest, changed).T
+            self._positions[changed if self._order is None else self._order[changed]] = _gather(finest, changed).T
 
     def _rows(self, level: int, again: np.ndarray, moved: np.ndarray) -> np.ndarray | None:
         """The vertices of ``level`` to place again: those marked ``again`` and those reading a

@@ -5,7 +5,7 @@ and as an arbitrary triangle mesh (its vertices shuffled, so the general hierarc
 built), and as an irregular one (jittered points, random diagonals: valences 4 to 8).
 Then build times and peak memory for larger meshes, up to about a million vertices.
 
-Usage: python tools/benchmark_mesh.py [--steps 20]
+Usage: python tools/benchmark_mesh.py [--steps 20] [--sides 257 513 1025] [--build-sides 317 1001]
 """
 
 import argparse
@@ -94,14 +94,18 @@ def _status_kb(field: str) -> int:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20)
+    parser.add_argument("--sides", type=int, nargs="*", default=[257, 513, 1025], help="step: side^2 vertices")
+    parser.add_argument("--build-sides", type=int, nargs="*", default=[317, 1001], help="build: side^2 vertices")
+    parser.add_argument("--kinds", nargs="+", choices=list(MESHES), default=list(MESHES))
     parser.add_argument("--build-once", nargs=2, metavar=("KIND", "SIDE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.build_once:
         build_once(args.build_once[0], int(args.build_once[1]))
         return
     print("Same rippled sheet, same settings (every extension on), one step a frame:")
-    for kind, make in MESHES.items():
-        for side in (257, 513, 1025):
+    for kind in args.kinds:
+        make = MESHES[kind]
+        for side in args.sides:
             grid_surface = surface_with_everything_on(side, bumpy=True)
             rest, triangles = make(side)
             hierarchy = MeshHierarchy.from_triangles(rest, triangles)
@@ -119,8 +123,8 @@ def main() -> None:
                 f"per step (x {mesh_ms / grid_ms:.2f}), levels {hierarchy.sizes}"
             )
     print("Hierarchy build (each in a fresh process: time, and the memory it took at its peak):")
-    for kind in MESHES:
-        for side in (317, 1001):
+    for kind in args.kinds:
+        for side in args.build_sides:
             command = [sys.executable, __file__, "--build-once", kind, str(side)]
             result = json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
             print(
