@@ -129,3 +129,17 @@ def test_the_result_does_not_depend_on_which_ball_blender_updates_first():
             assert np.array_equal(played[0][name][frame], played[1][name][frame]), (name, frame + 1)
     moved = np.abs(played[0]["Left"][last // 2] - played[0]["Left"][0] - [0.25, 0, 0]).max()
     assert moved > 0.1  # dented, not merely carried
+
+
+def test_a_soft_ball_bakes_what_it_played():
+    """Baked to shape keys, the left ball plays what it played live with its partner."""
+    last = 16
+    scene, balls = two_balls(last)
+    soft_pair(balls)
+    live = play(scene, balls, last)
+    select(balls["Left"], [])
+    assert bpy.ops.object.collision_response_bake() == {"FINISHED"}
+    assert not balls["Left"].collision_response.enabled
+    for frame in (4, 8, last):
+        scene.frame_set(frame)
+        np.testing.assert_allclose(evaluated(balls["Left"]), live["Left"][frame - 1], atol=1e-6)
