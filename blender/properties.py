@@ -185,6 +185,27 @@ class COLLISION_RESPONSE_PG_settings(bpy.types.PropertyGroup):
         update=_changed,
     )
 
+    # -- what else the surface meets (issue 20): structure under it, a container, soft partners --
+    interiors: CollectionProperty(type=COLLISION_RESPONSE_PG_collider)
+    active_interior: IntProperty(default=0)
+    container: PointerProperty(
+        name="Container",
+        description="A closed mesh the surface stays inside of: a vertex pushed out of it is pushed back in",
+        type=bpy.types.Object,
+        update=_changed,
+    )
+    stiffness: FloatProperty(
+        name="Stiffness",
+        description="Against another responding mesh, how much less of their overlap this one takes: "
+        "each takes the other's stiffness over the sum of both (equal: half each)",
+        min=0.01,
+        max=100.0,
+        soft_min=0.1,
+        soft_max=10.0,
+        default=1.0,
+        update=_changed,
+    )
+
 
 def upgrade(obj) -> None:
     """Bring the object's settings saved by an older version to this one's meaning: before

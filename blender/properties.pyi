@@ -33,6 +33,10 @@ class COLLISION_RESPONSE_PG_settings(bpy.types.PropertyGroup):
     response_time_group: str
     time_to_rest_group: str
     yield_limit_group: str
+    interiors: bpy.types.bpy_prop_collection_idprop[COLLISION_RESPONSE_PG_collider]
+    active_interior: int
+    container: bpy.types.Object | None
+    stiffness: float
 
 MAX_LEVELS: int
 

@@ -23,7 +23,7 @@ from ..core.folds import FoldGuard
 from ..core.frame import advance
 from ..core.played import PlayedFrames
 from ..core.vectors import nonzero_rows
-from . import animated, curves, guard, mesh_data, posed
+from . import animated, curves, guard, mesh_data, posed, structure, together
 from .collision import CollisionQuery
 
 #: Meshes above this many vertices get a warning: the response still runs, slowly.
@@ -119,11 +119,8 @@ def check_transform(obj) -> None:
 
 
 def colliders(obj) -> list:
-    settings = obj.collision_response
-    found = [item.obj for item in settings.colliders]
-    if settings.collider_collection is not None:
-        found += list(settings.collider_collection.all_objects)
-    return found
+    """Every object the surface meets: its interior structure, its container, its colliders."""
+    return structure.contact_objects(obj)[0]
 
 
 def hierarchy(obj):
@@ -154,7 +151,8 @@ def fingerprint(obj, level_count: int) -> tuple:
     # Those read every frame count by their F-curve when animated (animated.input_fingerprint).
     plain = (settings.start_frame, settings.recovers, animated.input_fingerprint(obj))
     groups = tuple(getattr(settings, f"{name}_group") for name in curves.CURVES)
-    collider_names = tuple(o.name if o else None for o in colliders(obj))
+    met, kinds = structure.contact_objects(obj)
+    collider_names = (tuple(o.name if o else None for o in met), tuple(kinds), settings.stiffness)
     topology = (len(mesh.vertices), len(mesh.edges), len(mesh.polygons))
     # What deforms it: adding an armature or a shape key changes the posed surface.
     deformed = (
@@ -219,14 +217,9 @@ def positions_at(obj, scene, frame: int, depsgraph: bpy.types.Depsgraph) -> np.n
     ``depsgraph``: the view layer's evaluated one; ``scene.frame_set`` evaluates that same
     depsgraph at each frame, so it stays the one to read."""
     check_transform(obj)
-    simulation = _simulations.get(obj.session_uid)
-    if simulation is not None:
-        level_count = len(simulation.surface.hierarchy.sizes)
-        if fingerprint(obj, level_count) != simulation.fingerprint:
-            simulation = None
-    if simulation is None:
-        simulation = _build(obj, scene)
-        _simulations[obj.session_uid] = simulation
+    if together.partners(obj):  # soft against other responding meshes: stepped with them
+        return together.positions_at(obj, scene, frame, depsgraph)
+    simulation = built(obj, scene)
     if frame < simulation.start:
         return mesh_data.rest_positions(obj)
     if frame in simulation.frames:
@@ -237,6 +230,19 @@ def positions_at(obj, scene, frame: int, depsgraph: bpy.types.Depsgraph) -> np.n
             _step(obj, simulation, scene, current, depsgraph)
             done(current - first + 1)
     return simulation.frames.get(frame)
+
+
+def built(obj, scene) -> Simulation:
+    """The object's simulation, built again when what it depends on changed."""
+    simulation = _simulations.get(obj.session_uid)
+    if simulation is not None:
+        level_count = len(simulation.surface.hierarchy.sizes)
+        if fingerprint(obj, level_count) != simulation.fingerprint:
+            simulation = None
+    if simulation is None:
+        simulation = _build(obj, scene)
+        _simulations[obj.session_uid] = simulation
+    return simulation
 
 
 @contextmanager
@@ -279,7 +285,8 @@ def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.D
             # a height field: only friction's drag along the surface can fold it, so only it
             # needs the guard.
             folds = simulation.folds if obj.collision_response.friction > 0 else None
-            moved = advance(surface, find, 1.0 / fps, folds)
+            held = bool(obj.collision_response.interiors) or obj.collision_response.container is not None
+            moved = advance(surface, find, 1.0 / fps, folds, structure=held)
         else:  # the start frame is the rest shape: it only shows the colliders to the query
             find(surface.positions, None, np.inf)  # (their motion is measured from there)
             moved = False
@@ -291,7 +298,7 @@ def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.D
 
 
 @contextmanager
-def _finder(obj, simulation: Simulation, scene, depsgraph):
+def _finder(obj, simulation: Simulation, scene, depsgraph, weigh=None):
     """The frame's ``find`` (see ``core.frame``), as a context: the pushes out of the
     colliders and the touching flags for the solver's positions (rest space). A posed mesh
     is asked about as Blender poses it: the response key is made to hold the positions asked
@@ -302,7 +309,7 @@ def _finder(obj, simulation: Simulation, scene, depsgraph):
     affinely (``posed.moves_affinely``) carries the step's moves onto the surface the first
     query met instead: the same positions, without evaluating the mesh again."""
     settings = obj.collision_response
-    candidates = colliders(obj)
+    candidates, kinds = structure.contact_objects(obj)
     on_posed = posed.is_posed(obj)
     count = simulation.surface.vertex_count
 
@@ -311,10 +318,22 @@ def _finder(obj, simulation: Simulation, scene, depsgraph):
         # not asked (carrying it onto a posed surface costs a call a vertex).
         offsets = offsets if settings.friction > 0 else None
         contact = simulation.query.displacements(
-            obj, positions, normals, candidates, settings.friction, settings.standoff, depsgraph, among, offsets, within
+            obj,
+            positions,
+            normals,
+            candidates,
+            settings.friction,
+            settings.standoff,
+            depsgraph,
+            among,
+            offsets,
+            within,
+            kinds,
         )
         if among is None:
             simulation.messages = contact.messages
+        if weigh is not None:  # soft partners: each push out of one is this mesh's share of it
+            weigh(contact)
         return contact
 
     affine = on_posed and posed.moves_affinely(obj)

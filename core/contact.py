@@ -54,6 +54,17 @@ AXIS_BLEND = 0.5
 #: long (the normals agree on a side); shorter, they point all round: no axis.
 AXIS_AGREEMENT = 0.5
 
+#: What a collider is to the surface. A collider presses from the side it came from and the
+#: longest push wins; an interior (a bone, a rib cage under the skin) is a volume the surface
+#: must stay outside of, pushed out along its own normals; a container is a volume it must stay
+#: inside of (its inside and outside swapped by the caller), pushed in against them. Interiors
+#: and containers hold the surface whatever presses it: a vertex one of them pushes takes that
+#: push, not a longer collider's, so a ball pressing the skin onto a bone leaves it on the bone.
+COLLIDER, INTERIOR, CONTAINER = 0, 1, 2
+#: The side each kind presses from, fixed: outward along the normals for an interior, inward
+#: against them for a container (0: the collider's, chosen from its approach).
+KIND_SIDE = {COLLIDER: 0, INTERIOR: -1, CONTAINER: 1}
+
 #: ``cast(origins (m, 3), directions (k, m, 3))``: signed distances (k, m) to the first face
 #: of each collider along each ray (positive where the face faces along the ray: the ray
 #: leaves the volume there; negative where it enters; nan for no hit) and that face's
@@ -69,6 +80,10 @@ class Colliders:
     centres: np.ndarray  # (k, 3) bounding-sphere centres
     sizes: np.ndarray  # (k,) bounding-sphere radii: the scale of every tolerance
     cast: Cast
+    kinds: np.ndarray | None = None  # (k,) COLLIDER, INTERIOR or CONTAINER; None: all colliders
+
+    def kind(self, k: int) -> int:
+        return COLLIDER if self.kinds is None else int(self.kinds[k])
 
 
 @dataclass
@@ -79,6 +94,7 @@ class Pushes:
     touching: np.ndarray  # (m,) bool: outside a collider, resting on it
     planes: tuple[np.ndarray, np.ndarray]  # the face each touching vertex rests on: point, normal (t, 3)
     inward: np.ndarray  # (t, 3) the unit direction each touching vertex is pushed along
+    source: np.ndarray | None = None  # (m,) the collider pushing each vertex (index), -1: none
 
 
 class Contacts:
@@ -102,8 +118,11 @@ class Contacts:
     def aim(self, colliders: "Colliders", points: np.ndarray, normals: np.ndarray) -> None:
         """Each collider's press axis, from every vertex near it (``points`` and their unit
         reference normals, (m, 3)): their mean normal, weighted by nearness to its centre."""
-        for name, centre, size in zip(colliders.names, colliders.centres, colliders.sizes, strict=True):
-            self.axes[name] = press_axis(points, normals, centre, size)
+        for k, (name, centre, size) in enumerate(zip(colliders.names, colliders.centres, colliders.sizes, strict=True)):
+            # An interior or a container holds each vertex along its own normal: the normals
+            # near a bone inside a closed surface point all round, and no one axis fits them.
+            held_by_normals = colliders.kind(k) != COLLIDER
+            self.axes[name] = None if held_by_normals else press_axis(points, normals, centre, size)
 
     def forget(self, which: np.ndarray) -> None:
         """Vertices ``which`` are clearly out of contact (near no collider)."""
@@ -139,14 +158,20 @@ class Contacts:
             self.aim(colliders, points, normals)
         directions = np.stack(
             [
-                push_direction(press_inward(-normals * side, self.axes[name], side), motion, friction, offsets)
-                for name, side, motion in zip(colliders.names, sides, motions, strict=True)
+                push_direction(
+                    press_inward(-normals * side, self.axes[name], side),
+                    motion,
+                    friction if colliders.kind(k) == COLLIDER else 0.0,  # structure holds, it does not drag
+                    offsets,
+                )
+                for k, (name, side, motion) in enumerate(zip(colliders.names, sides, motions, strict=True))
             ]
         )  # (k, m, 3)
         sizes = colliders.sizes[:, None]
-        ahead, behind = _cast_both(colliders.cast, points, directions, motions, was_held, standoff)
+        unbounded = None if colliders.kinds is None else colliders.kinds == CONTAINER
+        ahead, behind = _cast_both(colliders.cast, points, directions, motions, was_held, standoff, unbounded)
         length, touching = _lengths(ahead[0], behind[0], sizes, standoff, was_held)
-        longest = np.argmax(length, axis=0)  # several colliders: the longest vector wins
+        longest = _winner(length, colliders.kinds)
         pick = np.arange(points.shape[0])
         push = directions[longest, pick] * length[longest, pick][:, None]
         pushed = length[longest, pick] > 0
@@ -167,12 +192,15 @@ class Contacts:
         planes = nearest_faces(
             points[rests], directions[:, rests], *([h[:, rests] for h in hits] for hits in (ahead, behind))
         )
-        return Pushes(push, touching, planes, directions[which[rests], rests])
+        return Pushes(push, touching, planes, directions[which[rests], rests], np.where(pushed, longest, -1))
 
     def _sides(self, colliders: Colliders, points, normals, relative) -> np.ndarray:
         """Each collider's side (k,): the one kept while it is near, else chosen now from the
         vertices nearest it (committed once it touches one)."""
         sides = np.array([self.sides.get(name, 0) for name in colliders.names], dtype=np.int8)
+        if colliders.kinds is not None:  # an interior's or a container's side is its kind's
+            fixed = np.array([KIND_SIDE[int(kind)] for kind in colliders.kinds], dtype=np.int8)
+            sides = np.where(fixed != 0, fixed, sides)
         new = (sides == 0).nonzero()[0]
         if new.size:
             nearest = np.argmin(np.linalg.norm(points[:, None] - colliders.centres[None], axis=2), axis=1)
@@ -182,6 +210,17 @@ class Contacts:
                     mine[:] = True
                 sides[k] = approach_side(points[mine], normals[mine], relative[k, mine], colliders.centres[k])
         return sides
+
+
+def _winner(length: np.ndarray, kinds: np.ndarray | None) -> np.ndarray:
+    """The collider (m,) whose push each vertex takes, from the push lengths (k, m): the
+    longest of an interior's or container's where one pushes (they hold the surface), else
+    the longest of all."""
+    longest = np.argmax(length, axis=0)  # several colliders: the longest vector wins
+    if kinds is None or not (kinds != COLLIDER).any():
+        return longest
+    structure = np.where((kinds != COLLIDER)[:, None], length, 0.0)
+    return np.where((structure > 0).any(axis=0), np.argmax(structure, axis=0), longest)
 
 
 def approach_side(points: np.ndarray, normals: np.ndarray, relative: np.ndarray, centre: np.ndarray) -> int:
@@ -241,7 +280,7 @@ def push_direction(
     return _unit(inward + tilt[:, None] * tangential)
 
 
-def _cast_both(cast: Cast, points, directions, motions, was_held, standoff):
+def _cast_both(cast: Cast, points, directions, motions, was_held, standoff, unbounded=None):
     """Rays ahead (along the push) and behind, each (distances (k, m), normals (k, m, 3)),
     where needed. Each vertex needs first the ray it most likely needs: one held in contact
     whose colliders hold still or retreat is resting (behind), one they advance on, or a new
@@ -249,7 +288,9 @@ def _cast_both(cast: Cast, points, directions, motions, was_held, standoff):
     out of a vertex found inside from behind; the gap of an outside vertex that was in
     contact (or, with a standoff, of any). Every ray that may be needed is cast at once (a
     cast has a fixed cost, a ray almost none), and the answers to rays not needed are
-    dropped, so a vertex sees exactly what asking in turn would show it."""
+    dropped, so a vertex sees exactly what asking in turn would show it. ``unbounded`` (k,):
+    the colliders whose volume has no far side (a container's outside), where a vertex
+    inside finds no face behind it: their rays ahead are always read."""
     shape = directions.shape[:2]
     ahead = (np.full(shape, np.nan), np.full((*shape, 3), np.nan))
     behind = (np.full(shape, np.nan), np.full((*shape, 3), np.nan))
@@ -260,8 +301,11 @@ def _cast_both(cast: Cast, points, directions, motions, was_held, standoff):
     need_ahead = back_first & (behind[0] > 0).any(axis=0)
     need_gap = ~back_first & ~(ahead[0] > 0).any(axis=0) & may_need_gap
     for hits, kept in ((ahead, ~back_first | need_ahead), (behind, back_first | need_gap)):
+        drop = np.broadcast_to(~kept, shape).copy()
+        if unbounded is not None and hits is ahead:
+            drop[unbounded] = False
         for values in hits:
-            values[:, ~kept] = np.nan
+            values[drop] = np.nan
     return ahead, behind
 
 

@@ -27,8 +27,12 @@ from .vectors import nonzero_rows, rows_differ
 Find = Callable[[np.ndarray, np.ndarray | None, float], tuple[np.ndarray, np.ndarray]]
 
 
-def advance(surface: Surface, find: Find, dt: float, guard: FoldGuard | None = None) -> bool:
-    """Respond for one frame of ``dt`` seconds. Returns False when nothing changed."""
+def advance(surface: Surface, find: Find, dt: float, guard: FoldGuard | None = None, structure: bool = False) -> bool:
+    """Respond for one frame of ``dt`` seconds. Returns False when nothing changed.
+
+    ``structure``: the surface also meets an interior or a container (``core.contact``),
+    which hold it against a collider's push: the pushed vertices are asked again too, since a
+    push out of a collider can end inside a bone under the skin, or out of the container."""
     before = surface.positions
     push, touching = find(before, None, np.inf)
     if not surface.step(push, dt, touching):
@@ -44,6 +48,8 @@ def advance(surface: Surface, find: Find, dt: float, guard: FoldGuard | None = N
     # A pushed vertex ends at its goal, out of the collider, and a resting one stays put:
     # only the others the step moved can have gone in.
     pushed = nonzero_rows(push)
+    if structure:
+        pushed[:] = False
     moved &= ~pushed
     again, _touching = find(after, moved.nonzero()[0], _furthest(after - before, pushed))
     if again.any():

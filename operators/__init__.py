@@ -5,6 +5,7 @@ import numpy as np
 
 from ..blender import curves, guard, mesh_data, point_cache, posed, simulation
 from .bake_options import BakeOptions
+from .contact import classes as contact_classes
 
 
 def _mesh_poll(cls, context) -> bool:
@@ -340,6 +341,7 @@ classes = (
     OBJECT_OT_collision_response_collider_remove,
     OBJECT_OT_collision_response_bake,
     OBJECT_OT_collision_response_free_bake,
+    *contact_classes,  # interior structure and soft partners (operators/contact.py)
 )
 
 register, unregister = bpy.utils.register_classes_factory(classes)

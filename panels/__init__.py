@@ -7,6 +7,7 @@ import bpy
 from ..blender import curves, point_cache, simulation, sizes
 from ..blender.presets import COLLISION_RESPONSE_MT_presets
 from ..blender.properties import MAX_LEVELS
+from .structure import COLLISION_RESPONSE_UL_interiors, draw_structure
 
 
 class SidebarPanel(bpy.types.Panel):
@@ -94,6 +95,7 @@ class VIEW3D_PT_collision_response_colliders(EnabledPanel):
         column.operator("object.collision_response_collider_remove", text="", icon="REMOVE")
         layout.prop(settings, "friction")
         layout.prop(settings, "standoff")
+        draw_structure(layout, context.active_object)
 
 
 class VIEW3D_PT_collision_response_levels(SidebarPanel):
@@ -176,6 +178,7 @@ class VIEW3D_PT_collision_response_solver(EnabledPanel):
 
 classes = (
     COLLISION_RESPONSE_UL_colliders,
+    COLLISION_RESPONSE_UL_interiors,
     VIEW3D_PT_collision_response,
     VIEW3D_PT_collision_response_colliders,
     VIEW3D_PT_collision_response_levels,

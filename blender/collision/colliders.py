@@ -5,6 +5,7 @@ from dataclasses import dataclass
 import bpy
 import numpy as np
 
+from ...core.contact import COLLIDER, CONTAINER
 from ..posed import deformed_by_parent
 
 #: Colliders whose object matrix is this close to singular are ignored (zero scale).
@@ -26,21 +27,27 @@ class Collider:
     #: A plain mesh (no modifiers, shape keys or deforming parent): its shape changes only
     #: with its transform. Others (a rigged collider) are measured every frame.
     rigid: bool
+    #: ``core.contact``'s COLLIDER, INTERIOR (stay outside it) or CONTAINER (stay inside it:
+    #: ``inverted`` is flipped, so its outside is what the rays find inside).
+    kind: int = COLLIDER
 
 
 def usable_colliders(
-    deformable: bpy.types.Object, candidates, depsgraph: bpy.types.Depsgraph
+    deformable: bpy.types.Object, candidates, depsgraph: bpy.types.Depsgraph, kinds=None
 ) -> tuple[list[Collider], list[str]]:
     """The candidates that can collide with ``deformable`` now, and a message for each other.
+    ``kinds``: each candidate's kind (``core.contact``), COLLIDER for all when None; an
+    object listed twice keeps its first kind.
 
     Skipped, with a reason: a deleted object, the deformable itself, a hidden object, an
-    object with no faces (an empty, a camera, a curve without geometry), a zero scale.
-    Kept with a warning: an open (non-closed) mesh, whose inside is taken to be behind its
-    faces.
+    object with no faces (an empty, a camera, a curve without geometry), a zero scale, an
+    open container (it has no inside to hold the surface in). Kept with a warning: an open
+    (non-closed) collider or interior, whose inside is taken to be behind its faces.
     """
     usable, messages = [], []
     seen = set()
-    for obj in candidates:
+    kinds = [COLLIDER] * len(candidates) if kinds is None else kinds
+    for obj, kind in zip(candidates, kinds, strict=True):
         try:
             name = obj.name  # a deleted object is None, or raises once its data is gone
         except (AttributeError, ReferenceError):
@@ -69,9 +76,14 @@ def usable_colliders(
         radius = shape.radius * float(np.linalg.norm(matrix[:3, :3], 2))
         mirrored = np.linalg.det(matrix[:3, :3]) < 0
         inverted = bool(mirrored != shape.inside_out)
+        if not shape.closed and kind == CONTAINER:
+            messages.append(f"'{name}' is not closed: it cannot contain the mesh (it is ignored)")
+            continue
         if not shape.closed:
             messages.append(f"'{name}' is not closed: its inside is taken to be behind its faces")
-        usable.append(Collider(obj, low, high, centre, radius, inverted, shape.rigid))
+        if kind == CONTAINER:  # the rays find its outside inside: a vertex out of it is pushed in
+            inverted = not inverted
+        usable.append(Collider(obj, low, high, centre, radius, inverted, shape.rigid, kind))
     return usable, messages
 
 

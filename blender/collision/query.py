@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import bpy
 import numpy as np
 
-from ...core.contact import HOLD_TOLERANCE, TOUCH_TOLERANCE, Colliders, Contacts, Resting
+from ...core.contact import CONTAINER, HOLD_TOLERANCE, TOUCH_TOLERANCE, Colliders, Contacts, Resting
 from ...core.parallel import over_spans
 from ...core.vectors import nonzero_rows
 from .colliders import Collider, carried_box, usable_colliders
@@ -36,6 +36,9 @@ class Contact:
     touching: np.ndarray  # (n,) bool: outside, resting on a collider
     messages: list[str] = field(default_factory=list)
     queried: int = 0  # vertices that passed the broad phase and were cast for
+    #: The object whose push each vertex takes (an index into ``sources``), -1: none.
+    source: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int16))
+    sources: list[str] = field(default_factory=list)  # the colliders' names, in the query's order
 
 
 @dataclass
@@ -75,6 +78,10 @@ class CollisionQuery:
         # How far the last step moved a vertex it did not push (told by a frame's second query):
         # the next frame's broad phase keeps the vertices twice that near (``_broad_phase``).
         self._step_moved = 0.0
+        #: A later query of a frame reads the colliders again, not where its first query found
+        #: them: set for a mesh whose colliders respond too (``blender.together``), whose
+        #: surfaces move between a frame's queries.
+        self.fresh_colliders = False
 
     def displacements(
         self,
@@ -88,6 +95,7 @@ class CollisionQuery:
         among: np.ndarray | None = None,
         offsets: Callable[[np.ndarray], np.ndarray] | None = None,
         within: float = np.inf,
+        kinds=None,
     ) -> Contact:
         """The vectors for ``positions`` (n, 3), object space. ``normals``: the surface's
         reference normals, object space, which the pushes follow (its rest normals, carried
@@ -103,7 +111,9 @@ class CollisionQuery:
         ``offsets``: a function giving how far the response has moved the vertices (m,) it
         is given (object space, (m, 3)), which bounds friction's drag; None for no bound.
         ``within``: how far (object space) any vertex of ``among`` moved since the first
-        query; the broad phase then tests only those the first query's padding held."""
+        query; the broad phase then tests only those the first query's padding held.
+        ``kinds``: each candidate's kind (``core.contact``: collider, interior, container),
+        all colliders when None."""
         count = positions.shape[0]
         if self.contacts.held.shape != (count,):
             self.contacts, self._resting, self._last, self._broad = Contacts(count), None, None, None
@@ -111,11 +121,13 @@ class CollisionQuery:
         if depsgraph is None:  # a script's call: no handler hands one down
             depsgraph = bpy.context.evaluated_depsgraph_get()
         whole = among is None
-        if whole or self._broad is None:
-            colliders, messages = usable_colliders(deformable, candidates, depsgraph)
+        if whole or self._broad is None or self.fresh_colliders:
+            colliders, messages = usable_colliders(deformable, list(candidates), depsgraph, kinds)
         else:  # the frame's second query: the colliders are where its first found them
             colliders, messages = self._broad.colliders, []
         contact = Contact(np.zeros((count, 3), dtype=np.float32), np.zeros(count, dtype=bool), messages)
+        contact.source = np.full(count, -1, dtype=np.int16)
+        contact.sources = [c.obj.name for c in colliders]
         matrix = np.array(deformable.matrix_world, dtype=np.float64)
         inverse = np.linalg.inv(matrix)
         if whole:
@@ -124,7 +136,7 @@ class CollisionQuery:
             # The second query of a frame asks about the vertices the step moved; those that
             # moved less than the first query's padding can be near only if they were in it.
             among = np.asarray(among)
-            if self._broad is not None and within <= self._broad.pad:
+            if self._broad is not None and within <= self._broad.pad and not self.fresh_colliders:
                 among = among[self._broad.wide[among]]
             if np.isfinite(within):
                 self._step_moved = within
@@ -196,6 +208,8 @@ class CollisionQuery:
             pushed = nonzero_rows(found.push).nonzero()[0]
             local = found.push[pushed] @ inverse[:3, :3].T
             contact.displacement[queried[pushed]] = local
+            if found.source is not None:
+                contact.source[queried] = found.source
             contact.touching[queried] = found.touching
             resting.record(queried, points, found)
         return contact
@@ -207,6 +221,8 @@ class CollisionQuery:
         twice ``within``."""
         self._step_moved = within
         broad = self._broad
+        if self.fresh_colliders:  # the colliders moved since: the query itself tests them all
+            return among
         if broad is None:
             return among[self.near[among]]
         if within <= broad.pad:
@@ -242,6 +258,7 @@ class CollisionQuery:
             np.array([c.centre for c in colliders]),
             np.array([c.radius for c in colliders]),
             cast,
+            np.array([c.kind for c in colliders], dtype=np.int8),
         )
 
     def _normals_at(self, positions: np.ndarray, index: np.ndarray) -> np.ndarray:
@@ -285,7 +302,10 @@ def _near(
     tolerance), both carried into object space conservatively (the box's corners; the sphere
     by the largest stretch), and then by ``pad`` (object space): a vertex outside the padded
     region cannot reach the plain one by moving less than ``pad``. ``among``: the indices
-    to test (all when None)."""
+    to test (all when None). A container is near every vertex: those far out of it are the
+    ones it must bring back."""
+    if collider.kind == CONTAINER:
+        return np.arange(positions.shape[0]) if among is None else np.sort(np.asarray(among))
     margin = standoff + HOLD_TOLERANCE * collider.radius
     low, high = carried_box(collider.low - margin, collider.high + margin, to_local)
     low, high = low - pad, high + pad

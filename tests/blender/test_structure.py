@@ -1,0 +1,142 @@
+"""Interior structure and a container (issue 20), in real Blender, played as a user plays:
+a skin pressed by a ball onto an animated bone under it stays outside both, every frame; a
+mesh pushed outward inside a container stays in it, every frame."""
+
+import bpy
+import numpy as np
+import pytest
+from test_contact_holds import evaluated, inside_depth, keyed
+
+from primitives import scene_with_grid
+
+#: The bone's size as the tolerance measures it: half its longest side.
+BONE_SIZE = 0.6
+
+
+@pytest.fixture(autouse=True)
+def empty(addon):
+    yield
+    bpy.ops.wm.read_homefile(use_empty=True)
+
+
+def uv_sphere(radius: float, location=(0, 0, 0), segments=32, rings=16) -> bpy.types.Object:
+    bpy.ops.mesh.primitive_uv_sphere_add(segments=segments, ring_count=rings, radius=radius, location=location)
+    return bpy.context.active_object
+
+
+def select(active, others) -> None:
+    bpy.ops.object.select_all(action="DESELECT")
+    for obj in others:
+        obj.select_set(True)
+    active.select_set(True)
+    bpy.context.view_layer.objects.active = active
+
+
+def skin_ball_and_bone(last: int, gap: float = 0.05):
+    """A skin (a UV sphere of radius 1) over a bone (a box 1.2 long, 0.4 thick) sliding 0.5
+    along its length, so its end pushes 0.1 past the skin's rest shape, and a ball (radius
+    0.4) pressing the skin onto the bone's side from +y until ``gap`` from it, then sliding
+    along it: the skin is squeezed between them, and carried over the bone's end."""
+    scene, grid = scene_with_grid(last)
+    bpy.data.objects.remove(grid)
+    skin = uv_sphere(1.0, segments=48, rings=24)
+    bpy.ops.mesh.primitive_cube_add(size=1.0)
+    bone = bpy.context.active_object
+    bone.scale = (1.2, 0.4, 0.4)
+    keyed(bone, {1: (0, 0, 0), last: (0.5, 0, 0)})
+    ball = uv_sphere(0.4, segments=48, rings=24)
+    low = 0.2 + gap + 0.4  # the ball's centre height where it is ``gap`` from the bone's top face
+    keyed(ball, {1: (0, 1.6, 0), last // 2: (0, low, 0), last: (0.3, low, 0)})
+    scene.frame_set(1)
+    return scene, skin, bone, ball
+
+
+def play(scene, skin, last: int, check) -> list[np.ndarray]:
+    frames = []
+    for frame in range(1, last + 1):
+        scene.frame_set(frame)
+        positions = evaluated(skin)
+        check(frame, positions)
+        frames.append(positions)
+    return frames
+
+
+def test_a_skin_pressed_onto_a_moving_bone_stays_outside_the_bone_and_the_ball():
+    last = 30
+    scene, skin, bone, ball = skin_ball_and_bone(last)
+    select(skin, [ball])
+    assert bpy.ops.object.collision_response_enable() == {"FINISHED"}
+    select(skin, [bone])
+    assert bpy.ops.object.collision_response_interior_add() == {"FINISHED"}
+    assert [item.obj for item in skin.collision_response.interiors] == [bone]
+    skin.collision_response.profiles = {"absorption": [0.3, 0.3, 0.3, 0.5, 0.5, 1.0]}  # coarse levels spread
+    deepest = {"bone": 0.0, "ball": 0.0}
+
+    def check(frame, positions):
+        in_bone = inside_depth(bone, positions).max()
+        in_ball = inside_depth(ball, positions).max()
+        deepest["bone"], deepest["ball"] = max(deepest["bone"], in_bone), max(deepest["ball"], in_ball)
+        assert in_bone <= 1e-3 * BONE_SIZE, f"frame {frame}: {in_bone:.5f} inside the bone"
+        assert in_ball <= 1e-3 * 0.4, f"frame {frame}: {in_ball:.5f} inside the ball"
+
+    frames = play(scene, skin, last, check)
+    # The ball pressed the skin from y = 0.76 under its last place down onto its bottom, 0.05
+    # over the bone: the skin lies on the ball...
+    centre = np.array(ball.matrix_world.translation)
+    assert 0.39 <= np.linalg.norm(frames[-1] - centre, axis=1).min() <= 0.4 + 0.01  # (its faces lie within 0.4)
+    # ... and the bone's end carried it 0.1 past its rest shape (r = 1).
+    assert max(np.linalg.norm(f, axis=1).max() for f in frames) > 1.1 - 1e-3
+    print(f"deepest inside: bone {deepest['bone']:.2e}, ball {deepest['ball']:.2e}")
+
+
+@pytest.mark.parametrize("role", ["collider", "interior"])
+def test_where_the_ball_presses_into_the_bone_the_bone_holds_the_skin(role):
+    """The ball pressed 0.1 into the bone's side: the skin cannot be out of both. Listed as a
+    collider, the bone does not hold it: the longest push wins, the ball's, and the skin
+    ends inside the bone (about the overlap). As interior structure, the bone holds it: the
+    skin stays on the bone, inside the ball by no more than their overlap."""
+    last = 30
+    scene, skin, bone, ball = skin_ball_and_bone(last, gap=-0.1)
+    select(skin, [ball, bone] if role == "collider" else [ball])
+    assert bpy.ops.object.collision_response_enable() == {"FINISHED"}
+    if role == "interior":
+        select(skin, [bone])
+        assert bpy.ops.object.collision_response_interior_add() == {"FINISHED"}
+    depths = []
+    play(scene, skin, last, lambda frame, p: depths.append((inside_depth(bone, p).max(), inside_depth(ball, p).max())))
+    in_bone, in_ball = np.array(depths).max(axis=0)
+    if role == "collider":
+        assert in_bone > 0.05, in_bone
+    else:
+        assert in_bone <= 1e-3 * BONE_SIZE, in_bone
+        assert 0.05 < in_ball <= 0.1 + 1e-3 * 0.4, in_ball
+
+
+def test_a_mesh_pushed_out_of_its_container_stays_inside():
+    """A ball inside a skin pushes it outward, past a container (a cube) around it: the skin
+    stays inside the container, every frame, where the ball would take it out."""
+    last = 30
+    scene, grid = scene_with_grid(last)
+    bpy.data.objects.remove(grid)
+    skin = uv_sphere(0.6)
+    bpy.ops.mesh.primitive_cube_add(size=1.6)  # faces at 0.8
+    box = bpy.context.active_object
+    box.display_type = "WIRE"
+    ball = uv_sphere(0.3, segments=48, rings=24)
+    keyed(ball, {1: (0, 0, 0), last // 2: (0.75, 0, 0), last: (0.75, 0.2, 0.1)})  # 0.25 past the wall
+    scene.frame_set(1)
+    select(skin, [ball])
+    assert bpy.ops.object.collision_response_enable() == {"FINISHED"}
+    skin.collision_response.container = box
+    skin.collision_response.profiles = {"absorption": [0.3, 0.3, 0.3, 0.5, 0.5, 1.0]}
+    outside = []
+
+    def check(frame, positions):
+        out = -inside_depth(box, positions)  # how far outside the box
+        outside.append(out.max())
+        assert out.max() <= 1e-3 * 0.8, f"frame {frame}: {out.max():.5f} out of the container"
+
+    frames = play(scene, skin, last, check)
+    # The ball pressed the skin out to the wall: the skin is flat against it.
+    assert max(f[:, 0].max() for f in frames) > 0.8 - 1e-3
+    print(f"furthest out of the container: {max(outside):.2e}")
