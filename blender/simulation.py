@@ -225,8 +225,8 @@ def positions_at(obj, scene, frame: int, depsgraph: bpy.types.Depsgraph) -> np.n
     if frame in simulation.frames:
         return simulation.frames.get(frame)
     first = simulation.head + 1
-    with _progress(frame - first + 1) as done:
-        for current in _frames_in_scene(scene, first, frame):
+    with progress(frame - first + 1) as done:
+        for current in frames_in_scene(scene, first, frame):
             _step(obj, simulation, scene, current, depsgraph)
             done(current - first + 1)
     return simulation.frames.get(frame)
@@ -246,7 +246,7 @@ def built(obj, scene) -> Simulation:
 
 
 @contextmanager
-def _progress(count: int):
+def progress(count: int):
     """Blender's progress (the cursor's counter) over ``count`` frames, when there are many;
     yields the function that reports how many are done."""
     manager = bpy.context.window_manager
@@ -260,7 +260,7 @@ def _progress(count: int):
         manager.progress_end()
 
 
-def _frames_in_scene(scene, first: int, last: int):
+def frames_in_scene(scene, first: int, last: int):
     """Bring the scene to each frame from first to last in turn (colliders move), and back
     to the frame it was at."""
     original = scene.frame_current
@@ -279,7 +279,7 @@ def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.D
     surface = simulation.surface
     animated.read_per_frame(obj.collision_response, surface.settings)  # keyframed, they change
     fps = scene.render.fps / scene.render.fps_base
-    with _finder(obj, simulation, scene, depsgraph) as find:
+    with finder(obj, simulation, scene, depsgraph) as find:
         if frame > simulation.start:
             # Without friction every push follows its collider's press axis, which keeps a sheet
             # a height field: only friction's drag along the surface can fold it, so only it
@@ -298,7 +298,7 @@ def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.D
 
 
 @contextmanager
-def _finder(obj, simulation: Simulation, scene, depsgraph, weigh=None):
+def finder(obj, simulation: Simulation, scene, depsgraph, weigh=None):
     """The frame's ``find`` (see ``core.frame``), as a context: the pushes out of the
     colliders and the touching flags for the solver's positions (rest space). A posed mesh
     is asked about as Blender poses it: the response key is made to hold the positions asked
@@ -384,7 +384,7 @@ def _finder(obj, simulation: Simulation, scene, depsgraph, weigh=None):
 def _posed(obj, simulation: Simulation, positions: np.ndarray, depsgraph) -> np.ndarray:
     """The posed surface of the solver's ``positions``: the response key made to hold them,
     and the mesh as Blender evaluates it."""
-    _show(obj, positions)
+    show(obj, positions)
     try:
         return posed.posed_positions(obj, depsgraph)
     except posed.Unfollowable as problem:
@@ -392,7 +392,7 @@ def _posed(obj, simulation: Simulation, positions: np.ndarray, depsgraph) -> np.
         raise Unusable(str(problem)) from problem
 
 
-def _show(obj, positions: np.ndarray) -> None:
+def show(obj, positions: np.ndarray) -> None:
     """Make the response key hold ``positions`` (the solver's state), so the evaluated mesh
     is the posed surface of that state; written only when it holds something else."""
     if not mesh_data.holds(obj, positions):

@@ -87,8 +87,8 @@ def positions_at(obj, scene, frame: int, depsgraph) -> np.ndarray:
     if frame in mine.frames:
         return mine.frames.get(frame)
     first = mine.head + 1
-    with simulation._progress(frame - first + 1) as done:
-        for current in simulation._frames_in_scene(scene, first, frame):
+    with simulation.progress(frame - first + 1) as done:
+        for current in simulation.frames_in_scene(scene, first, frame):
             _step(members, sims, scene, current, depsgraph)
             done(current - first + 1)
     return mine.frames.get(frame)
@@ -136,13 +136,13 @@ def _step(members: list, sims: list, scene, frame: int, depsgraph) -> None:
 
     with ExitStack() as stack:
         finds = [
-            stack.enter_context(simulation._finder(member, sim, scene, depsgraph, weigher(i)))
+            stack.enter_context(simulation.finder(member, sim, scene, depsgraph, weigher(i)))
             for i, (member, sim) in enumerate(zip(members, sims, strict=True))
         ]
 
         def ask(positions: list[np.ndarray], whole: bool | None):
             for member, shown in zip(members, positions, strict=True):
-                simulation._show(member, shown)
+                simulation.show(member, shown)
             depsgraph.update()  # every member as shown, before any query reads one
             state["whole"] = bool(whole)
             found = []
