@@ -41,8 +41,8 @@ def advance_together(surfaces: list[Surface], ask: Ask, dt: float, rounds: int =
     whether it changed."""
     found = ask([surface.positions for surface in surfaces], None)
     changed = [surface.step(push, dt, touching) for surface, (push, touching) in zip(surfaces, found, strict=True)]
-    for round in range(rounds):
-        last = round == rounds - 1
+    for attempt in range(rounds):
+        last = attempt == rounds - 1
         found = ask([surface.positions for surface in surfaces], last)
         pushed = [nonzero_rows(push).any() for push, _touching in found]
         if not any(pushed):
