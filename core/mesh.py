@@ -29,7 +29,6 @@ from .graph import (
 )
 from .grid import Prolongation, Restriction
 from .locality import inverse, nested_orders, relabel_stencil, relabel_transfer, stencil_readers
-from .parallel import each_span
 from .vectors import cross, dot
 
 #: A removed vertex interpolates the three corners of a coarse triangle.
@@ -313,15 +312,9 @@ def _entries_of(transfer: _Transfer, children: np.ndarray) -> np.ndarray:
 def _interpolate(source: np.ndarray, parents: np.ndarray, weights: np.ndarray) -> np.ndarray:
     """Weighted sums of parents' values: ``source`` (c, n_coarse), ``parents`` and
     ``weights`` (K, m); returns (c, m). One gather and multiply-add per parent slot."""
-    out = np.empty((source.shape[0], parents.shape[1]), dtype=np.result_type(source, weights))
-
-    def interpolate(span: slice) -> None:
-        part = out[:, span]
-        np.multiply(source.take(parents[0, span], axis=1), weights[0, span], out=part)
-        for slot in range(1, parents.shape[0]):
-            part += source.take(parents[slot, span], axis=1) * weights[slot, span]
-
-    each_span(parents.shape[1], interpolate)
+    out = source.take(parents[0], axis=1) * weights[0]
+    for slot in range(1, parents.shape[0]):
+        out += source.take(parents[slot], axis=1) * weights[slot]
     return out
 
 

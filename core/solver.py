@@ -14,7 +14,6 @@ from .constants import DTYPE, NEGLIGIBLE, TINY
 from .frames import to_frame, to_object
 from .hierarchy import FrameBasis, Hierarchy
 from .locality import inverse
-from .parallel import each_span
 from .settings import PROPERTIES, LevelSettings
 from .timing import fraction_per_step
 from .vectors import dot, nonzero_rows, norm
@@ -553,13 +552,9 @@ def _place_in_frames(frames: FrameBasis, parent: np.ndarray, reference: np.ndarr
             placed[:, framed] = to_object(frames(framed), _gather(reference, framed), base=_gather(parent, framed))
         return placed
     placed = np.empty_like(parent)
-
-    def place(span: slice) -> None:
-        for start in range(span.start, span.stop, CHUNK):
-            chunk = slice(start, min(start + CHUNK, span.stop))
-            to_object(frames(chunk), reference[:, chunk], out=placed[:, chunk], base=parent[:, chunk])
-
-    each_span(reference.shape[1], place)
+    for start in range(0, reference.shape[1], CHUNK):
+        chunk = slice(start, start + CHUNK)
+        to_object(frames(chunk), reference[:, chunk], out=placed[:, chunk], base=parent[:, chunk])
     return placed
 
 

@@ -19,7 +19,6 @@ import bpy
 import numpy as np
 
 from ...core.contact import CONTAINER, HOLD_TOLERANCE, TOUCH_TOLERANCE, Colliders, Contacts, Resting
-from ...core.parallel import over_spans
 from ...core.vectors import nonzero_rows
 from .colliders import Collider, carried_box, usable_colliders
 from .raycast import RayCaster
@@ -311,17 +310,11 @@ def _near(
     low, high = low - pad, high + pad
     if among is None:
         # The axis that rejects most vertices first (judged on a sample of about a thousand),
-        # then the others on what passed: most vertices cost one pair of comparisons. The
-        # whole mesh is scanned a span a core.
+        # then the others on what passed: most vertices cost one pair of comparisons.
         sample = positions[:: max(1, positions.shape[0] // 1024)]
-        order = np.argsort(((sample >= low) & (sample <= high)).sum(axis=0), kind="stable")
-
-        def scan(span: slice) -> np.ndarray:
-            column = positions[span, order[0]]
-            found = ((column >= low[order[0]]) & (column <= high[order[0]])).nonzero()[0] + span.start
-            return _in_box(positions, found, low, high, order[1:])
-
-        boxed = np.concatenate(over_spans(positions.shape[0], scan))
+        first, *others = np.argsort(((sample >= low) & (sample <= high)).sum(axis=0), kind="stable")
+        column = positions[:, first]
+        boxed = _in_box(positions, ((column >= low[first]) & (column <= high[first])).nonzero()[0], low, high, others)
     else:
         boxed = _in_box(positions, np.asarray(among), low, high, [0, 1, 2])
     centre = to_local[:3, :3] @ collider.centre + to_local[:3, 3]
