@@ -1,6 +1,7 @@
 """Which objects can collide with a mesh, and why the others cannot."""
 
 from dataclasses import dataclass
+from typing import cast
 
 import bpy
 import numpy as np
@@ -104,11 +105,18 @@ class _Shape:
 #: and topology: measured once, not every frame. Call ``forget`` when a mesh is edited.
 _RIGID: dict[tuple, _Shape | None] = {}
 
+#: What a deforming mesh collider's topology says (whether it is closed, and inside out),
+#: by mesh datablock and topology: read once. Only its bounds are measured
+#: at every query (a soft partner is asked about several times a frame); a deformation is
+#: taken to keep the faces' orientation.
+_TOPOLOGY: dict[tuple, tuple[bool, bool]] = {}
+
 
 def forget(mesh_name: str | None = None) -> None:
     """Drop the remembered shape of one mesh (or of all): it was edited."""
-    for key in [k for k in _RIGID if mesh_name is None or k[0] == mesh_name]:
-        del _RIGID[key]
+    for remembered in (_RIGID, _TOPOLOGY):
+        for key in [k for k in remembered if mesh_name is None or k[0] == mesh_name]:
+            del remembered[key]
 
 
 def _shape(evaluated: bpy.types.Object) -> _Shape | None:
@@ -116,8 +124,12 @@ def _shape(evaluated: bpy.types.Object) -> _Shape | None:
     data = evaluated.data
     key = None
     deformed = bool(evaluated.modifiers) or deformed_by_parent(evaluated)
-    if isinstance(data, bpy.types.Mesh) and not (deformed or data.shape_keys):
-        key = (data.name_full, data.session_uid, len(data.vertices), len(data.polygons), len(data.edges))
+    if isinstance(data, bpy.types.Mesh):
+        # By the original mesh: each evaluation of a deforming one makes a new datablock.
+        original = getattr(evaluated.original, "data", None) or data
+        key = (original.name_full, original.session_uid, len(data.vertices), len(data.polygons), len(data.edges))
+        if deformed or data.shape_keys:
+            return _deformed_shape(evaluated, key)
     if key is not None and key in _RIGID:
         return _RIGID[key]
     try:
@@ -128,25 +140,52 @@ def _shape(evaluated: bpy.types.Object) -> _Shape | None:
     if mesh is not None and len(mesh.polygons):
         points = np.empty(len(mesh.vertices) * 3, dtype=np.float64)
         mesh.vertices.foreach_get("co", points)
-        points = points.reshape(-1, 3)
-        low, high = points.min(axis=0), points.max(axis=0)
-        centre = (low + high) / 2
-        edge_of_corner = np.empty(len(mesh.loops), dtype=np.int64)
-        mesh.loops.foreach_get("edge_index", edge_of_corner)
-        uses = np.bincount(edge_of_corner, minlength=len(mesh.edges))
-        closed = bool(len(mesh.edges)) and bool(np.all(uses == 2))
-        mesh.calc_loop_triangles()
-        corners = np.empty(len(mesh.loop_triangles) * 3, dtype=np.int64)
-        mesh.loop_triangles.foreach_get("vertices", corners)
-        a, b, c = (points[corners[i::3]] - centre for i in range(3))
-        volume = float(np.einsum("ij,ij->", a, np.cross(b, c))) / 6  # signed: < 0 when inside out
-        radius = float(np.linalg.norm(points - centre, axis=1).max())
-        shape = _Shape(low, high, centre, radius, closed, closed and volume < 0, rigid=key is not None)
+        closed, inside_out = _topology(mesh, points.reshape(-1, 3))
+        shape = _bounded(points.reshape(-1, 3), closed, inside_out, rigid=key is not None)
     if mesh is not None:
         evaluated.to_mesh_clear()
     if key is not None:
         _RIGID[key] = shape
     return shape
+
+
+def _deformed_shape(evaluated: bpy.types.Object, key: tuple) -> _Shape | None:
+    """A deforming mesh collider's shape: its bounds now, its topology as first read."""
+    mesh = cast(bpy.types.Mesh, evaluated.data)  # evaluated: modifiers, shape keys and all
+    if not len(mesh.polygons):
+        return None
+    points = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
+    mesh.vertices.foreach_get("co", points)
+    points = points.reshape(-1, 3).astype(np.float64)
+    known = _TOPOLOGY.get(key)
+    if known is None:
+        known = _TOPOLOGY[key] = _topology(mesh, points)
+    closed, inside_out = known
+    return _bounded(points, closed, inside_out, rigid=False)
+
+
+def _topology(mesh: bpy.types.Mesh, points: np.ndarray) -> tuple[bool, bool]:
+    """Whether a mesh is closed (every edge between two faces) and whether it is inside out
+    (a closed mesh of negative signed volume)."""
+    edge_of_corner = np.empty(len(mesh.loops), dtype=np.int64)
+    mesh.loops.foreach_get("edge_index", edge_of_corner)
+    uses = np.bincount(edge_of_corner, minlength=len(mesh.edges))
+    closed = bool(len(mesh.edges)) and bool(np.all(uses == 2))
+    mesh.calc_loop_triangles()
+    corners = np.empty(len(mesh.loop_triangles) * 3, dtype=np.int64)
+    mesh.loop_triangles.foreach_get("vertices", corners)
+    centre = (points.min(axis=0) + points.max(axis=0)) / 2
+    a, b, c = (points[corners[i::3]] - centre for i in range(3))
+    volume = float(np.einsum("ij,ij->", a, np.cross(b, c))) / 6  # signed: < 0 when inside out
+    return closed, closed and volume < 0
+
+
+def _bounded(points: np.ndarray, closed: bool, inside_out: bool, rigid: bool) -> _Shape:
+    """A shape's bounds (box and sphere) from its points (n, 3), object space."""
+    low, high = points.min(axis=0), points.max(axis=0)
+    centre = (low + high) / 2
+    radius = float(np.linalg.norm(points - centre, axis=1).max())
+    return _Shape(low, high, centre, radius, closed, inside_out, rigid=rigid)
 
 
 def carried_box(low: np.ndarray, high: np.ndarray, matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
