@@ -21,9 +21,12 @@ import numpy as np
 from ..core import HierarchyCache, Surface, VertexNormals
 from ..core.folds import FoldGuard
 from ..core.frame import advance
+from ..core.overshoot import Overshoot
 from ..core.played import PlayedFrames
+from ..core.pressure import PressureSettings
+from ..core.pressure import pressure as pressure_of
 from ..core.vectors import nonzero_rows
-from . import animated, curves, guard, mesh_data, posed
+from . import animated, curves, guard, mesh_data, posed, pressure
 from .collision import CollisionQuery
 
 #: Meshes above this many vertices get a warning: the response still runs, slowly.
@@ -53,6 +56,9 @@ class Simulation:
     warnings: list[str] = field(default_factory=list)  # about the mesh, from when it was built
     messages: list[str] = field(default_factory=list)  # about the colliders, from the last step
     frame_seconds: float = 0.0  # what the last simulated frame cost
+    overshoot: Overshoot | None = None  # secondary motion, when a level's damping ratio is below 1
+    pressure: PressureSettings | None = None  # when the pressure attribute is written
+    pressures: PlayedFrames = field(default_factory=PlayedFrames)  # each frame's, (n,) float32
 
     def status(self) -> str:
         """What the panel says of it: the frames cached and what the last one cost."""
@@ -140,7 +146,7 @@ def _behaviour_maps(obj) -> dict[str, np.ndarray]:
     """Vertex-group weights per property, for the properties that name a group."""
     settings = obj.collision_response
     maps = {}
-    for name in curves.CURVES:
+    for name in curves.MAPPED:
         group = obj.vertex_groups.get(getattr(settings, f"{name}_group"))
         if group is not None:
             maps[name] = mesh_data.group_weights(obj, group)
@@ -153,7 +159,7 @@ def fingerprint(obj, level_count: int) -> tuple:
     mesh = obj.data
     # Those read every frame count by their F-curve when animated (animated.input_fingerprint).
     plain = (settings.start_frame, settings.recovers, animated.input_fingerprint(obj))
-    groups = tuple(getattr(settings, f"{name}_group") for name in curves.CURVES)
+    groups = tuple(getattr(settings, f"{name}_group") for name in curves.MAPPED)
     collider_names = tuple(o.name if o else None for o in colliders(obj))
     topology = (len(mesh.vertices), len(mesh.edges), len(mesh.polygons))
     # What deforms it: adding an armature or a shape key changes the posed surface.
@@ -189,6 +195,13 @@ def _build(obj, scene) -> Simulation:
     simulation = Simulation(
         obj.name, surface, query, fingerprint(obj, level_count), start, start - 1, rest, normals, folds
     )
+    period, ratio = coefficients.overshoot_period, coefficients.damping_ratio
+    if period is not None and ratio is not None and Overshoot.wanted(ratio):
+        simulation.overshoot = Overshoot(surface, period, ratio)
+    if settings.pressure:
+        simulation.pressure = PressureSettings(
+            settings.pressure_law, settings.pressure_depth, settings.pressure_knee, settings.pressure_stiffening
+        )
     if len(rest) > LARGE_MESH:
         simulation.warnings.append(f"'{obj.name}' has {len(rest):,} vertices: the response will be slow")
     for modifier in obj.modifiers:  # not followed: the colliders meet the mesh without it
@@ -209,6 +222,10 @@ def update_object(obj, scene, depsgraph: bpy.types.Depsgraph) -> list[str]:
         except Unusable as problem:
             return [str(problem)]
         mesh_data.write_shape_key(obj, positions)
+        state = get(obj)
+        if state is not None and (state.pressure is not None or pressure.is_written(obj)):  # (off: removed)
+            shown = pressure_at(state, scene.frame_current) if state.pressure is not None else None
+            pressure.write(obj, shown, obj.collision_response.pressure_color)
     state = get(obj)
     return state.warnings + state.messages if state else []
 
@@ -237,6 +254,13 @@ def positions_at(obj, scene, frame: int, depsgraph: bpy.types.Depsgraph) -> np.n
             _step(obj, simulation, scene, current, depsgraph)
             done(current - first + 1)
     return simulation.frames.get(frame)
+
+
+def pressure_at(simulation: Simulation, frame: int) -> np.ndarray:
+    """The pressure at ``frame`` (simulated already; zeros before the start), (n,) float32."""
+    if frame in simulation.pressures:
+        return simulation.pressures.get(frame)
+    return np.zeros(simulation.surface.vertex_count, dtype=np.float32)
 
 
 @contextmanager
@@ -279,13 +303,21 @@ def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.D
             # a height field: only friction's drag along the surface can fold it, so only it
             # needs the guard.
             folds = simulation.folds if obj.collision_response.friction > 0 else None
-            moved = advance(surface, find, 1.0 / fps, folds)
+            moved = advance(surface, find, 1.0 / fps, folds, simulation.overshoot)
         else:  # the start frame is the rest shape: it only shows the colliders to the query
             find(surface.positions, None, np.inf)  # (their motion is measured from there)
             moved = False
     # An idle step leaves the positions the last frame had (the same bits: no copy, no write).
     last = simulation.frames.last
-    simulation.frames.keep(frame, last if not moved and last is not None else surface.positions)
+    if moved or last is None:
+        shown = simulation.overshoot.shown if simulation.overshoot is not None and moved else None
+        last = surface.positions if shown is None else shown
+    simulation.frames.keep(frame, last)
+    if simulation.pressure is not None:  # from the solver's elastic offsets, cached as the positions
+        before = simulation.pressures.last
+        simulation.pressures.keep(
+            frame, pressure_of(surface, simulation.pressure) if moved or before is None else before
+        )
     simulation.head = frame
     simulation.frame_seconds = time.perf_counter() - started
 
@@ -330,7 +362,9 @@ def _finder(obj, simulation: Simulation, scene, depsgraph):
             contact = ask(positions, simulation.normals, among, lambda index: positions[index] - rest[index], within)
             return contact.displacement, contact.touching
         if among is None:  # the state the key holds already, when it does: no write
-            positions = positions if simulation.frames.last is None else simulation.frames.last
+            # (With overshoot the key shows more than the solver's state: written again.)
+            shown = simulation.frames.last
+            positions = positions if shown is None or simulation.overshoot is not None else shown
             seen = _posed(obj, simulation, positions, depsgraph)
             first[:] = [(positions, seen)]
         else:  # only those the step can have brought near a collider (the query asks no others)
