@@ -310,8 +310,8 @@ def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.D
     # An idle step leaves the positions the last frame had (the same bits: no copy, no write).
     last = simulation.frames.last
     if moved or last is None:
-        shown = simulation.overshoot.shown if simulation.overshoot is not None and moved else None
-        last = surface.positions if shown is None else shown
+        shown = None if simulation.overshoot is None else simulation.overshoot.shown
+        last = surface.positions if shown is None or not moved else shown
     simulation.frames.keep(frame, last)
     if simulation.pressure is not None:  # from the solver's elastic offsets, cached as the positions
         before = simulation.pressures.last

@@ -33,8 +33,9 @@ def advance(
 ) -> bool:
     """Respond for one frame of ``dt`` seconds. Returns False when nothing changed.
 
-    With ``overshoot`` (secondary motion), the positions to show are ``overshoot.shown``:
-    the surface's, plus what the levels' followers add, kept out of the colliders."""
+    With ``overshoot`` (secondary motion), the positions to show are ``overshoot.shown``
+    (None: the surface's own): the surface's plus what the levels' followers add, kept out
+    of the colliders."""
     before = surface.positions
     push, touching = find(before, None, np.inf)
     stepped = surface.step(push, dt, touching)
@@ -70,16 +71,17 @@ def _show_overshoot(surface: Surface, overshoot: Overshoot, find: Find, dt: floa
     positions only: the solver's state stays the kinematic response). Returns whether they
     differ from the last frame's."""
     added = overshoot.step(dt)
-    shown = surface.positions
-    if added is not None:
-        ringing = nonzero_rows(added)
-        shown[ringing] += added[ringing]  # (float32, as the solver's positions)
-        index = ringing.nonzero()[0]
-        out, _touching = find(shown, index, _furthest(shown - before, ~ringing))
-        shown += out
     was_ringing, overshoot.ringing = overshoot.ringing, added is not None
+    if added is None:  # the surface's own positions (None: no copy of them)
+        overshoot.shown = None
+        return was_ringing
+    shown = surface.positions
+    ringing = nonzero_rows(added)
+    shown[ringing] += added[ringing]  # (float32, as the solver's positions)
+    out, _touching = find(shown, ringing.nonzero()[0], _furthest(shown - before, ~ringing))
+    shown += out
     overshoot.shown = shown
-    return was_ringing or overshoot.ringing
+    return True
 
 
 def _furthest(motion: np.ndarray, pushed: np.ndarray) -> float:

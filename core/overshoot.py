@@ -66,7 +66,7 @@ class Overshoot:
         self._speed = {j: zeros(j) for j in self.levels}  # e'
         self._last = {j: zeros(j) for j in self.levels}  # x at the last frame
         self._slope = {j: zeros(j) for j in self.levels}  # x's speed over the last frame
-        self.shown: np.ndarray | None = None  # the positions shown at the last frame, (n, 3)
+        self.shown: np.ndarray | None = None  # the positions shown at the last frame (None: the surface's)
         self.ringing = False  # whether the followers added anything at the last frame
 
     def _transition(self, level: int, dt: float) -> tuple[float, float, float, float]:

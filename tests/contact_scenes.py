@@ -106,8 +106,8 @@ class Frames:
         """Bring the colliders to ``frame`` and respond; returns the positions (n, 3)."""
         self.motions = np.array([c.at(frame) for c in self.colliders])
         advance(self.surface, self.query, self.dt, self.guard, self.overshoot)
-        shown = self.surface.positions if self.overshoot is None else self.overshoot.shown
-        return shown.astype(np.float64)
+        shown = None if self.overshoot is None else self.overshoot.shown
+        return (self.surface.positions if shown is None else shown).astype(np.float64)
 
     def query(self, positions: np.ndarray, among: np.ndarray | None = None, within: float = np.inf):
         """Pushes (n, 3) and touching flags (n,) of the vertices near a collider (``among``):
