@@ -316,7 +316,7 @@ def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.D
     if simulation.pressure is not None:  # from the solver's elastic offsets, cached as the positions
         before = simulation.pressures.last
         simulation.pressures.keep(
-            frame, pressure_of(surface, simulation.pressure) if moved or before is None else before
+            frame, pressure_of(surface, simulation.pressure, simulation.normals) if moved or before is None else before
         )
     simulation.head = frame
     simulation.frame_seconds = time.perf_counter() - started

@@ -7,9 +7,10 @@ biphasic law of Lee, Terzopoulos and Waters (1993) for one over a nearly incompr
 volume: soft (k_small) for offsets up to a knee x_c, stiff (k_large > k_small) beyond it.
 
 Here each level's elastic offsets are carried up the hierarchy (prolongated and added, as
-the surface itself is placed), and the law is applied to the length of the sum at each
-vertex: 0 where no springy offset is left (outside the dent, at rest, where a dent was kept
-as a plastic one), growing with the depth of the press. The scale is set by a depth: the
+the surface itself is placed), and the law is applied to how far the sum pushes each vertex
+in, against its rest normal: 0 where no springy offset is left (outside the dent, at rest,
+where a dent was kept as a plastic one) and where the surface bulges out (that is pulled,
+not pressed), growing with the depth of the press. The scale is set by a depth: the
 pressure is 1 there (``full_depth``), so a shader reads 0 .. 1 for the presses it is set
 for, and more for deeper ones.
 """
@@ -78,9 +79,12 @@ def elastic_displacement(surface: Surface) -> np.ndarray:
     return np.zeros((3, surface.vertex_count)) if total is None else total
 
 
-def pressure(surface: Surface, settings: PressureSettings) -> np.ndarray:
-    """The pressure at each vertex, (n,) float32, 0 where nothing springy is left."""
+def pressure(surface: Surface, settings: PressureSettings, normals: np.ndarray) -> np.ndarray:
+    """The pressure at each vertex, (n,) float32: the law of how deep the elastic offsets push
+    it in against its rest normal (``normals``, (n, 3) unit, pointing out of the side that is
+    pressed); 0 where nothing springy is left or the surface bulges out."""
     settings.check()
     total = elastic_displacement(surface)
-    length = np.sqrt(total[0] ** 2 + total[1] ** 2 + total[2] ** 2)
-    return spring(length, settings).astype(np.float32)
+    normals = np.asarray(normals, dtype=np.float64)
+    inward = -(total[0] * normals[:, 0] + total[1] * normals[:, 1] + total[2] * normals[:, 2])
+    return spring(np.maximum(inward, 0.0), settings).astype(np.float32)

@@ -154,14 +154,14 @@ def build_scene() -> tuple[list[bpy.types.Object], list[bpy.types.Object]]:
 SHOTS = {
     "cushion": (
         "Jelly: pressed, red by its pressure",
-        "Jelly: released, swinging up past rest",
+        "Jelly: released, swinging {swing:.1f} cm up past rest",
         (-2.6, -2.6, 2.3),
         (-2.6, 0, 0.45),
     ),
     "snow": ("Soft Clay snow: pressed", "Soft Clay: the footprint stays", (0.0, -1.9, 2.9), (0, 0.05, 0.3)),
     # The ring is the ball's outline at rest: the bulge around the fingers crosses it.
     "soft_ball": (
-        "Flesh: bulges, blanches under the fingers",
+        "Flesh: bulges around the fingers",
         "Flesh: released, round again",
         (2.6, -3.6, 0.95),
         (2.6, 0, 0.75),
@@ -190,20 +190,22 @@ def rest_line(mesh) -> None:
     back = max((mesh.matrix_world @ v.co).y for v in mesh.data.vertices)
     width = mesh.dimensions.x
     bpy.ops.mesh.primitive_cylinder_add(
-        radius=0.008, depth=width + 0.3, location=(mesh.location.x, back + 0.02, top), rotation=(0, math.radians(90), 0)
+        radius=0.015, depth=width + 0.3, location=(mesh.location.x, back + 0.02, top), rotation=(0, math.radians(90), 0)
     )
     bpy.context.active_object.data.materials.append(material("Rest Line", (0.02, 0.02, 0.02)))
 
 
-def highest_swing(mesh, first: int, last: int) -> int:
-    """The frame from ``first`` to ``last`` where the mesh's top is highest (played already)."""
+def highest_swing(mesh, first: int, last: int) -> tuple[int, float]:
+    """The frame from ``first`` to ``last`` where the mesh's top is highest (played already),
+    and how far above its top at rest."""
     scene = bpy.context.scene
     heights = {}
     for frame in range(first, last + 1):
         scene.frame_set(frame)
         evaluated = mesh.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
         heights[frame] = max(v.co.z for v in evaluated.vertices)
-    return max(heights, key=heights.get)
+    highest = max(heights, key=heights.get)
+    return highest, heights[highest] - max(v.co.z for v in mesh.data.vertices)
 
 
 def camera(location, target, lens: float = 50) -> bpy.types.Object:
@@ -236,17 +238,18 @@ def render_settings(samples: int, width: int, height: int) -> None:
     render.stamp_font_size = 15
 
 
-def render(path: Path, samples: int, colliders: list[bpy.types.Object], swing: int) -> None:
+def render(path: Path, samples: int, colliders: list[bpy.types.Object], swing: tuple[int, float]) -> None:
     """Each effect by its own camera, pressed (top) and released (bottom; the colliders are
     hidden, so no shadow of theirs reads as a dent), side by side. The jelly cushion's
-    released tile is frame ``swing``, its highest swing after the release."""
+    released tile is its highest swing after the release, ``swing``: (frame, height)."""
     scene = bpy.context.scene
     render_settings(samples, 400, 300)
     columns = []
     for name, (pressed, released, location, target) in SHOTS.items():
         scene.camera = camera(location, target)
         tiles = []
-        after = swing if name == "cushion" else RELEASED
+        after = swing[0] if name == "cushion" else RELEASED
+        released = released.format(swing=100 * swing[1])
         for frame, label in ((PRESSED, pressed), (after, released)):
             scene.frame_set(frame)
             for collider in colliders:
@@ -274,7 +277,7 @@ def render_animation(path: Path, samples: int) -> None:
     scene = bpy.context.scene
     render_settings(samples, 480, 180)
     scene.camera = camera((0.0, -8.5, 2.6), (0.0, 0.0, 0.55), lens=40)
-    scene.render.stamp_note_text = "Jelly reddens, wobbles back | Soft Clay keeps the print | Flesh bulges, blanches"
+    scene.render.stamp_note_text = "Jelly reddens, wobbles back | Soft Clay keeps the print | Flesh bulges"
     scene.render.stamp_font_size = 12
     scene.frame_start, scene.frame_end, scene.frame_step, scene.render.fps = 14, 64, 2, 12
     scene.render.image_settings.media_type = "VIDEO"
@@ -305,8 +308,8 @@ def main() -> None:
     scene = bpy.context.scene
     for frame in range(scene.frame_start, scene.frame_end + 1):  # play it once, live
         scene.frame_set(frame)
-    swing = highest_swing(meshes[0], 52, RELEASED)  # the ball has left the jelly at frame 50
-    say(f"simulated {scene.frame_end} frames of {len(meshes)} meshes; the jelly swings highest at {swing}")
+    swing = highest_swing(meshes[0], 42, RELEASED)  # the ball lifts from frame 38, off the jelly by 42
+    say(f"simulated {scene.frame_end} frames of {len(meshes)} meshes; the jelly swings up {swing[1]:.3f} at {swing[0]}")
     live = options.output / "demo.blend"  # live: open it and press play, or bake it headless
     bpy.ops.wm.save_as_mainfile(filepath=str(live), copy=True)
     for mesh in meshes:

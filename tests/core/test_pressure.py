@@ -1,8 +1,8 @@
 """Pressure for shaders (issue 21): the elastic offsets read through a spring law.
 
-0 where nothing springy is left, the law of the elastic offset's length elsewhere: growing
-with the depth of a press, 1 at the depth set, back to 0 exactly once the dent has sprung
-back, and 0 on a dent kept as a plastic one.
+0 where nothing springy is left, the law of how deep the elastic offsets push a vertex in
+elsewhere: growing with the depth of a press, 1 at the depth set, back to 0 exactly once the
+dent has sprung back, 0 on a dent kept as a plastic one and where the surface bulges out.
 """
 
 import numpy as np
@@ -15,6 +15,7 @@ from scenes import Sphere, grid_rest
 LEVEL = 5
 SIDE = 2**LEVEL + 1
 RADIUS = 0.3
+UP = np.tile([0.0, 0.0, 1.0], (SIDE * SIDE, 1))  # the sheet's rest normals: pressed from above
 
 
 def sink(surface: Surface, depths, fps: float = 24.0):
@@ -33,11 +34,11 @@ def test_hookes_law_is_the_depth_over_the_full_pressure_depth_and_zero_outside_t
     rest = grid_rest(LEVEL)
     surface = Surface(GridHierarchy(LEVEL), rest, LevelSettings.uniform(LEVEL + 1, time_to_rest=0.2))
     settings = PressureSettings("hooke", full_depth=0.08)
-    assert not pressure(surface, settings).any()  # at rest: none
+    assert not pressure(surface, settings, UP).any()  # at rest: none
     centre = SIDE * SIDE // 2
     before = 0.0
     for depth in sink(surface, np.linspace(0.01, 0.12, 12)):
-        p = pressure(surface, settings)
+        p = pressure(surface, settings, UP)
         assert p[centre] == pytest.approx(depth / 0.08, rel=1e-5)
         assert p.max() == p[centre] > before  # the deepest point, deeper each frame
         before = p.max()
@@ -48,7 +49,7 @@ def test_hookes_law_is_the_depth_over_the_full_pressure_depth_and_zero_outside_t
     assert p[centre] == pytest.approx(1.5, rel=1e-5)  # 12 cm deep: 1.5 times full pressure
     for _ in range(48):  # the ball is gone: 2 s at 24 fps, time to rest 0.2 s
         surface.step(np.zeros_like(rest), 1 / 24)
-    assert not pressure(surface, settings).any()  # sprung back: exactly 0 everywhere
+    assert not pressure(surface, settings, UP).any()  # sprung back: exactly 0 everywhere
 
 
 def test_a_spread_dent_presses_where_it_is_elastic_and_a_kept_one_not_at_all():
@@ -63,7 +64,7 @@ def test_a_spread_dent_presses_where_it_is_elastic_and_a_kept_one_not_at_all():
         pass
     moved = surface.positions - rest
     np.testing.assert_allclose(elastic_displacement(surface).T, moved, atol=2e-7)
-    p = pressure(surface, PressureSettings("hooke", full_depth=0.1))
+    p = pressure(surface, PressureSettings("hooke", full_depth=0.1), UP)
     np.testing.assert_allclose(p, np.linalg.norm(moved, axis=1) / 0.1, atol=3e-6)
     assert (p > 0).sum() > 3 * (np.linalg.norm(rest[:, :2], axis=1) < 0.2).sum()  # wider than the ball
     settings.yield_limit[:] = 0.0  # clay: the same press is kept whole
@@ -71,7 +72,7 @@ def test_a_spread_dent_presses_where_it_is_elastic_and_a_kept_one_not_at_all():
     for _ in sink(surface, np.linspace(0.01, 0.08, 8)):
         pass
     assert surface.positions[:, 2].min() < -0.079
-    assert not pressure(surface, PressureSettings()).any()
+    assert not pressure(surface, PressureSettings(), UP).any()
 
 
 def test_the_biphasic_law_is_soft_then_stiff_and_continuous():
@@ -105,8 +106,10 @@ def test_pressure_grows_with_depth_under_both_laws_on_a_spread_press():
         chosen = PressureSettings(law, full_depth=0.1)
         last = np.zeros(len(rest), dtype=np.float32)
         for depth in sink(surface, np.linspace(0.01, 0.1, 10)):
-            now = pressure(surface, chosen)
+            now = pressure(surface, chosen, UP)
             touched = np.linalg.norm(rest[:, :2], axis=1) < 0.5 * np.sqrt(RADIUS**2 - (RADIUS - depth) ** 2)
             assert (now[touched] > last[touched]).all()
             last = now
+            bulging = surface.positions[:, 2] > 0
+            assert bulging.sum() > 100 and (now[bulging] == 0).all()  # pulled out, not pressed
         assert last.max() == pytest.approx(1.0, rel=1e-4)  # 10 cm deep, full pressure at 10 cm
