@@ -39,9 +39,9 @@ class PlayedFrames:
         return None if self._last is None else self._last[1]
 
     def keep(self, frame: int, positions: np.ndarray) -> None:
-        """Keep ``positions`` (n, 3) (or any (n,) per-vertex values) as frame ``frame``, the one
-        after the last kept. The array
-        is kept by reference until the next frame (read only: it is handed out as it is)."""
+        """Keep ``positions`` (n, 3) (or any (n,) per-vertex values: the pressure) as frame
+        ``frame``, the one after the last kept. The array is kept by reference until the next
+        frame (read only: it is handed out as it is)."""
         if self._last is not None and frame != self._last[0] + 1:
             raise ValueError(f"frame {frame} does not follow frame {self._last[0]}")
         positions.flags.writeable = False

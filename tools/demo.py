@@ -2,7 +2,7 @@
 
 A ball pressed into a cushion (elastic, wobbling: Jelly, coloured by its pressure), a foot
 stepping into snow (plastic: Soft Clay), two fingers squeezing a soft ball (bulging: Flesh,
-blanching under the fingers by its pressure). Writes out/demo.blend (live,
+paler by its pressure where the fingers press, out of this camera's view). Writes out/demo.blend (live,
 before the bake), out/demo_baked.blend, out/demo.png (each effect by its own camera, pressed
 above, released below, labelled, denoised) and out/demo.mp4 (the presses and the spring-back).
 
