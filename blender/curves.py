@@ -9,7 +9,8 @@ from typing import TYPE_CHECKING, cast
 import bpy
 import numpy as np
 
-from ..core import LevelSettings
+from ..core import PROPERTIES, LevelSettings
+from ..core.overshoot import LOWEST_RATIO
 
 if TYPE_CHECKING:  # properties.py imports this module
     from .properties import COLLISION_RESPONSE_PG_settings as Settings
@@ -22,7 +23,16 @@ CURVES = {
     "response_time": ("Time to Follow (s)", 0.0, 2.0, 0.0),
     "time_to_rest": ("Time to Rest (s)", 0.0, 5.0, 1.0),
     "yield_limit": ("Yield Limit (share of size)", 0.0, 1.0, 1.0),
+    # Secondary motion (core.overshoot): at the default ratio, 1, a level does not overshoot.
+    "damping_ratio": ("Damping Ratio", LOWEST_RATIO, 1.0, 1.0),
+    "overshoot_period": ("Overshoot Period (s)", 0.05, 5.0, 0.5),
 }
+
+#: The curves a vertex group (a behaviour map) may scale: the solver's own properties.
+MAPPED = tuple(name for name in CURVES if name in PROPERTIES)
+
+#: The curves of secondary motion, drawn in their own panel.
+SECONDARY = ("damping_ratio", "overshoot_period")
 
 #: The meaning of saved settings: 1 since never springing back is the Spring Back checkbox
 #: (before, a Time to Rest at the top of its range, 5 s, meant never: properties.upgrade).
@@ -124,6 +134,8 @@ def level_settings(settings: "Settings", levels: int, size: float) -> LevelSetti
         restriction=settings.restriction,
         prolongation=settings.prolongation,
         substeps=settings.substeps,
+        overshoot_period=values["overshoot_period"],
+        damping_ratio=values["damping_ratio"],
     )
 
 

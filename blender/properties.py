@@ -13,6 +13,7 @@ from bpy.props import (
 )
 
 from . import curves, simulation
+from .pressure import PRESSURE_ATTRIBUTE, PRESSURE_COLOR
 
 
 def _changed(settings, context) -> None:
@@ -159,6 +160,67 @@ class COLLISION_RESPONSE_PG_settings(bpy.types.PropertyGroup):
         "yield_limit",
         "Longest springy offset of this level, as a share of the object's size (bounding-box diagonal), "
         "coarse to fine: beyond it a dent stays; 0 keeps every dent (clay), 1 never (rubber)",
+    )
+    damping_ratio_levels: _per_level(
+        "damping_ratio",
+        "How soon this level stops swinging after a release or a hit, coarse to fine: 1 does not swing "
+        "(the response as without overshoot), 0.5 swings back once, 0.1 jiggles for several periods",
+    )
+    overshoot_period_levels: _per_level(
+        "overshoot_period",
+        "Seconds of one swing of this level's overshoot, coarse to fine (used where its Damping Ratio is below 1)",
+    )
+    pressure: BoolProperty(
+        name="Write Pressure",
+        description=f"Write each vertex's pressure to the attribute '{PRESSURE_ATTRIBUTE}' every frame and in "
+        "bakes, for shaders (Attribute node): 0 where nothing presses, 1 at the Full Pressure depth",
+        default=False,
+        update=_changed,
+    )
+    pressure_color: BoolProperty(
+        name="Colour Attribute",
+        description=f"Also write the pressure as a grey colour attribute '{PRESSURE_COLOR}' (clamped to 0-1)",
+        default=False,
+        update=_changed,
+    )
+    pressure_law: EnumProperty(
+        name="Law",
+        description="How the springy part of a dent reads as pressure",
+        items=[
+            ("hooke", "Linear", "A Hookean spring: pressure grows with the depth (a very compressible surface)"),
+            (
+                "biphasic",
+                "Biphasic",
+                "Soft for a shallow press, stiff past a knee (Lee, Terzopoulos and Waters 1993): skin over flesh",
+            ),
+        ],
+        default="hooke",
+        update=_changed,
+    )
+    pressure_depth: FloatProperty(
+        name="Full Pressure At",
+        description="The depth of a springy dent whose pressure is 1",
+        min=1e-4,
+        default=0.1,
+        subtype="DISTANCE",
+        update=_changed,
+    )
+    pressure_knee: FloatProperty(
+        name="Stiffens At",
+        description="Biphasic: where the surface stiffens, as a share of the Full Pressure depth",
+        min=0.0,
+        max=1.0,
+        default=0.5,
+        subtype="FACTOR",
+        update=_changed,
+    )
+    pressure_stiffening: FloatProperty(
+        name="Stiffening",
+        description="Biphasic: how many times stiffer the surface is past the knee",
+        min=1.0,
+        max=100.0,
+        default=4.0,
+        update=_changed,
     )
     absorption_group: StringProperty(
         name="Absorption Map",

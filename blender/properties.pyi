@@ -3,6 +3,7 @@
 import bpy
 
 from ..core.grid import Prolongation, Restriction
+from ..core.pressure import Law
 
 class COLLISION_RESPONSE_PG_collider(bpy.types.PropertyGroup):
     obj: bpy.types.Object | None
@@ -29,6 +30,14 @@ class COLLISION_RESPONSE_PG_settings(bpy.types.PropertyGroup):
     response_time_levels: list[float]
     time_to_rest_levels: list[float]
     yield_limit_levels: list[float]
+    damping_ratio_levels: list[float]
+    overshoot_period_levels: list[float]
+    pressure: bool
+    pressure_color: bool
+    pressure_law: Law
+    pressure_depth: float
+    pressure_knee: float
+    pressure_stiffening: float
     absorption_group: str
     response_time_group: str
     time_to_rest_group: str

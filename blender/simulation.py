@@ -21,9 +21,12 @@ import numpy as np
 from ..core import HierarchyCache, Surface, VertexNormals
 from ..core.folds import FoldGuard
 from ..core.frame import advance
+from ..core.overshoot import Overshoot
 from ..core.played import PlayedFrames
+from ..core.pressure import PressureSettings
+from ..core.pressure import pressure as pressure_of
 from ..core.vectors import nonzero_rows
-from . import animated, curves, guard, mesh_data, posed, structure, together
+from . import animated, curves, guard, mesh_data, posed, pressure, structure, together
 from .collision import CollisionQuery
 
 #: Meshes above this many vertices get a warning: the response still runs, slowly.
@@ -53,6 +56,9 @@ class Simulation:
     warnings: list[str] = field(default_factory=list)  # about the mesh, from when it was built
     messages: list[str] = field(default_factory=list)  # about the colliders, from the last step
     frame_seconds: float = 0.0  # what the last simulated frame cost
+    overshoot: Overshoot | None = None  # secondary motion, when a level's damping ratio is below 1
+    pressure: PressureSettings | None = None  # when the pressure attribute is written
+    pressures: PlayedFrames = field(default_factory=PlayedFrames)  # each frame's, (n,) float32
 
     def status(self) -> str:
         """What the panel says of it: the frames cached and what the last one cost."""
@@ -137,7 +143,7 @@ def _behaviour_maps(obj) -> dict[str, np.ndarray]:
     """Vertex-group weights per property, for the properties that name a group."""
     settings = obj.collision_response
     maps = {}
-    for name in curves.CURVES:
+    for name in curves.MAPPED:
         group = obj.vertex_groups.get(getattr(settings, f"{name}_group"))
         if group is not None:
             maps[name] = mesh_data.group_weights(obj, group)
@@ -150,7 +156,7 @@ def fingerprint(obj, level_count: int) -> tuple:
     mesh = obj.data
     # Those read every frame count by their F-curve when animated (animated.input_fingerprint).
     plain = (settings.start_frame, settings.recovers, animated.input_fingerprint(obj))
-    groups = tuple(getattr(settings, f"{name}_group") for name in curves.CURVES)
+    groups = tuple(getattr(settings, f"{name}_group") for name in curves.MAPPED)
     met, kinds = structure.contact_objects(obj)
     collider_names = (tuple(o.name if o else None for o in met), tuple(kinds), settings.stiffness)
     topology = (len(mesh.vertices), len(mesh.edges), len(mesh.polygons))
@@ -187,6 +193,13 @@ def _build(obj, scene) -> Simulation:
     simulation = Simulation(
         obj.name, surface, query, fingerprint(obj, level_count), start, start - 1, rest, normals, folds
     )
+    period, ratio = coefficients.overshoot_period, coefficients.damping_ratio
+    if period is not None and ratio is not None and Overshoot.wanted(ratio):
+        simulation.overshoot = Overshoot(surface, period, ratio)
+    if settings.pressure:
+        simulation.pressure = PressureSettings(
+            settings.pressure_law, settings.pressure_depth, settings.pressure_knee, settings.pressure_stiffening
+        )
     if len(rest) > LARGE_MESH:
         simulation.warnings.append(f"'{obj.name}' has {len(rest):,} vertices: the response will be slow")
     for modifier in obj.modifiers:  # not followed: the colliders meet the mesh without it
@@ -207,6 +220,10 @@ def update_object(obj, scene, depsgraph: bpy.types.Depsgraph) -> list[str]:
         except Unusable as problem:
             return [str(problem)]
         mesh_data.write_shape_key(obj, positions)
+        state = get(obj)
+        if state is not None and (state.pressure is not None or pressure.is_written(obj)):  # (off: removed)
+            shown = pressure_at(state, scene.frame_current) if state.pressure is not None else None
+            pressure.write(obj, shown, obj.collision_response.pressure_color)
     state = get(obj)
     return state.warnings + state.messages if state else []
 
@@ -243,6 +260,13 @@ def built(obj, scene) -> Simulation:
         simulation = _build(obj, scene)
         _simulations[obj.session_uid] = simulation
     return simulation
+
+
+def pressure_at(simulation: Simulation, frame: int) -> np.ndarray:
+    """The pressure at ``frame`` (simulated already; zeros before the start), (n,) float32."""
+    if frame in simulation.pressures:
+        return simulation.pressures.get(frame)
+    return np.zeros(simulation.surface.vertex_count, dtype=np.float32)
 
 
 @contextmanager
@@ -286,13 +310,21 @@ def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.D
             # needs the guard.
             folds = simulation.folds if obj.collision_response.friction > 0 else None
             held = bool(obj.collision_response.interiors) or obj.collision_response.container is not None
-            moved = advance(surface, find, 1.0 / fps, folds, structure=held)
+            moved = advance(surface, find, 1.0 / fps, folds, simulation.overshoot, structure=held)
         else:  # the start frame is the rest shape: it only shows the colliders to the query
             find(surface.positions, None, np.inf)  # (their motion is measured from there)
             moved = False
     # An idle step leaves the positions the last frame had (the same bits: no copy, no write).
     last = simulation.frames.last
-    simulation.frames.keep(frame, last if not moved and last is not None else surface.positions)
+    if moved or last is None:
+        shown = None if simulation.overshoot is None else simulation.overshoot.shown
+        last = surface.positions if shown is None or not moved else shown
+    simulation.frames.keep(frame, last)
+    if simulation.pressure is not None:  # from the solver's elastic offsets, cached as the positions
+        before = simulation.pressures.last
+        simulation.pressures.keep(
+            frame, pressure_of(surface, simulation.pressure, simulation.normals) if moved or before is None else before
+        )
     simulation.head = frame
     simulation.frame_seconds = time.perf_counter() - started
 
@@ -349,7 +381,9 @@ def finder(obj, simulation: Simulation, scene, depsgraph, weigh=None):
             contact = ask(positions, simulation.normals, among, lambda index: positions[index] - rest[index], within)
             return contact.displacement, contact.touching
         if among is None:  # the state the key holds already, when it does: no write
-            positions = positions if simulation.frames.last is None else simulation.frames.last
+            # (With overshoot the key shows more than the solver's state: written again.)
+            shown = simulation.frames.last
+            positions = positions if shown is None or simulation.overshoot is not None else shown
             seen = _posed(obj, simulation, positions, depsgraph)
             first[:] = [(positions, seen)]
         else:  # only those the step can have brought near a collider (the query asks no others)

@@ -13,6 +13,7 @@ from contextlib import ExitStack
 
 import numpy as np
 
+from ..core.pressure import pressure as pressure_of
 from ..core.together import advance_together
 from . import animated, mesh_data, simulation, structure
 
@@ -158,6 +159,8 @@ def _step(members: list, sims: list, scene, frame: int, depsgraph) -> None:
     seconds = time.perf_counter() - started
     for member, sim in zip(members, sims, strict=True):
         sim.frames.keep(frame, sim.surface.positions)
+        if sim.pressure is not None:  # (secondary motion is not followed in a group)
+            sim.pressures.keep(frame, pressure_of(sim.surface, sim.pressure, sim.normals))
         sim.head = frame
         sim.frame_seconds = seconds
         mesh_data.write_shape_key(member, sim.frames.get(frame))  # shown: the next frame asks from here

@@ -17,6 +17,7 @@ from collections.abc import Callable
 import numpy as np
 
 from .folds import FoldGuard
+from .overshoot import Overshoot
 from .solver import Surface
 from .vectors import nonzero_rows, rows_differ
 
@@ -27,16 +28,36 @@ from .vectors import nonzero_rows, rows_differ
 Find = Callable[[np.ndarray, np.ndarray | None, float], tuple[np.ndarray, np.ndarray]]
 
 
-def advance(surface: Surface, find: Find, dt: float, guard: FoldGuard | None = None, structure: bool = False) -> bool:
+def advance(
+    surface: Surface,
+    find: Find,
+    dt: float,
+    guard: FoldGuard | None = None,
+    overshoot: Overshoot | None = None,
+    structure: bool = False,
+) -> bool:
     """Respond for one frame of ``dt`` seconds. Returns False when nothing changed.
 
-    ``structure``: the surface also meets an interior or a container (``core.contact``),
-    which hold it against a collider's push: the pushed vertices are asked again too, since a
-    push out of a collider can end inside a bone under the skin, or out of the container."""
+    With ``overshoot`` (secondary motion), the positions to show are ``overshoot.shown``
+    (None: the surface's own): the surface's plus what the levels' followers add, kept out
+    of the colliders. ``structure``: the surface also meets an interior or a container
+    (``core.contact``), which hold it against a collider's push: the pushed vertices are
+    asked again too, since a push out of a collider can end inside a bone under the skin, or
+    out of the container."""
     before = surface.positions
     push, touching = find(before, None, np.inf)
-    if not surface.step(push, dt, touching):
-        return False
+    stepped = surface.step(push, dt, touching)
+    if stepped:
+        _mend(surface, find, guard, before, push, structure)
+    if overshoot is None:  # (the default: nothing below runs, the frame is as it was)
+        return stepped
+    return _show_overshoot(surface, overshoot, find, dt, before) or stepped
+
+
+def _mend(
+    surface: Surface, find: Find, guard: FoldGuard | None, before: np.ndarray, push: np.ndarray, structure: bool
+) -> None:
+    """After a step: straighten folds, then push out what the step put back inside."""
     after = surface.positions
     moved = rows_differ(after, before)
     unfold = None if guard is None else guard.straighten(after, moved.nonzero()[0])
@@ -54,6 +75,24 @@ def advance(surface: Surface, find: Find, dt: float, guard: FoldGuard | None = N
     again, _touching = find(after, moved.nonzero()[0], _furthest(after - before, pushed))
     if again.any():
         surface.correct(again)
+
+
+def _show_overshoot(surface: Surface, overshoot: Overshoot, find: Find, dt: float, before: np.ndarray) -> bool:
+    """The positions shown with secondary motion: the surface's plus the followers' lag,
+    where that lag would carry a vertex into a collider pushed out again (on the shown
+    positions only: the solver's state stays the kinematic response). Returns whether they
+    differ from the last frame's."""
+    added = overshoot.step(dt)
+    was_ringing, overshoot.ringing = overshoot.ringing, added is not None
+    if added is None:  # the surface's own positions (None: no copy of them)
+        overshoot.shown = None
+        return was_ringing
+    shown = surface.positions
+    ringing = nonzero_rows(added)
+    shown[ringing] += added[ringing]  # (float32, as the solver's positions)
+    out, _touching = find(shown, ringing.nonzero()[0], _furthest(shown - before, ~ringing))
+    shown += out
+    overshoot.shown = shown
     return True
 
 

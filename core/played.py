@@ -39,8 +39,9 @@ class PlayedFrames:
         return None if self._last is None else self._last[1]
 
     def keep(self, frame: int, positions: np.ndarray) -> None:
-        """Keep ``positions`` (n, 3) as frame ``frame``, the one after the last kept. The array
-        is kept by reference until the next frame (read only: it is handed out as it is)."""
+        """Keep ``positions`` (n, 3) (or any (n,) per-vertex values: the pressure) as frame
+        ``frame``, the one after the last kept. The array is kept by reference until the next
+        frame (read only: it is handed out as it is)."""
         if self._last is not None and frame != self._last[0] + 1:
             raise ValueError(f"frame {frame} does not follow frame {self._last[0]}")
         positions.flags.writeable = False
@@ -50,9 +51,10 @@ class PlayedFrames:
         if before is None or (frame - self._first) % CHECKPOINT == 0:
             self._kept[frame] = (positions, None)
         elif positions is before:
-            self._kept[frame] = (np.zeros(0, dtype=np.int32), np.zeros((0, 3), dtype=positions.dtype))
+            self._kept[frame] = (np.zeros(0, dtype=np.int32), positions[:0].copy())
         else:
-            rows = rows_differ(positions, before).nonzero()[0].astype(np.int32)
+            differ = rows_differ(positions, before) if positions.ndim == 2 else positions != before
+            rows = differ.nonzero()[0].astype(np.int32)
             if rows.nbytes + rows.size * positions[0].nbytes < positions.nbytes:
                 self._kept[frame] = (rows, positions[rows])
             else:  # most of it moved: the whole is smaller than rows and their indices

@@ -35,6 +35,11 @@ class LevelSettings:
     #: For the two times the map scales the speed (0 freezes that region). Assign a new
     #: array to change a map: a surface reads a map when it first sees that array.
     maps: dict[str, np.ndarray] = field(default_factory=dict)
+    #: Secondary motion (``core.overshoot``), per level: the period of the overshoot in
+    #: seconds and its damping ratio (1: none, the response as without it). None: no level
+    #: overshoots. Read when a simulation is built, not by ``Surface.step``.
+    overshoot_period: np.ndarray | None = None
+    damping_ratio: np.ndarray | None = None
 
     @classmethod
     def uniform(

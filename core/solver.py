@@ -134,6 +134,13 @@ class Surface:
         lv = self._levels[level]
         return np.ascontiguousarray(lv.elastic.T), np.ascontiguousarray(lv.plastic.T)
 
+    def elastic_offsets(self, level: int) -> np.ndarray:
+        """The elastic offsets of one level, (3, n_j) object space, as the solver holds them
+        (read only: for ``core.pressure`` and ``core.overshoot``, which read them each frame)."""
+        view = self._levels[level].elastic.view()
+        view.flags.writeable = False
+        return view
+
     def reset(self) -> None:
         """Back to the rest shape: every offset zero."""
         for lv in self._levels:

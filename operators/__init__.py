@@ -3,7 +3,7 @@
 import bpy
 import numpy as np
 
-from ..blender import curves, guard, mesh_data, point_cache, posed, simulation
+from ..blender import curves, guard, mesh_data, point_cache, posed, pressure, simulation
 from .bake_options import BakeOptions
 from .contact import classes as contact_classes
 
@@ -93,6 +93,7 @@ class OBJECT_OT_collision_response_disable(bpy.types.Operator):
         obj.collision_response.enabled = False
         simulation.invalidate(obj)
         mesh_data.remove_shape_key(obj)
+        pressure.write(obj, None, False)
         return {"FINISHED"}
 
 
@@ -187,6 +188,7 @@ class OBJECT_OT_collision_response_bake(BakeOptions, bpy.types.Operator):
         # make Blender copy every key so far at each frame after (a bake's time grew with the
         # square of its length).
         self.baked: list[tuple[int, np.ndarray]] = []
+        self.pressures: list[tuple[int, np.ndarray]] = []  # each frame's, when the pressure is written
         self.cache: point_cache.Writer | None = None
         if self.last < self.first:
             self.report({"ERROR"}, f"No frames to bake: {self.first}-{self.last}")
@@ -226,6 +228,9 @@ class OBJECT_OT_collision_response_bake(BakeOptions, bpy.types.Operator):
                 self.cache.add(point_cache.shown_positions(self.obj, positions, depsgraph))
             else:
                 self.baked.append((self.frame, positions))  # read only, kept as it is
+            state = simulation.get(self.obj)
+            if state is not None and state.pressure is not None:
+                self.pressures.append((self.frame, simulation.pressure_at(state, self.frame)))
         except (simulation.Unusable, posed.Unfollowable) as problem:
             return str(problem)
         self.frame += 1
@@ -240,9 +245,12 @@ class OBJECT_OT_collision_response_bake(BakeOptions, bpy.types.Operator):
             keys = [(frame, mesh_data.add_baked_key(self.obj, frame, positions)) for frame, positions in self.baked]
             mesh_data.key_baked(keys, context.preferences.edit)
             where = ""
+        if self.pressures and self.obj.data.library is None:  # (a linked mesh takes no attributes)
+            pressure.bake(self.obj, self.pressures, self.obj.collision_response.pressure_color)
         self.obj.collision_response.enabled = False
         simulation.invalidate(self.obj)
         mesh_data.remove_shape_key(self.obj)
+        pressure.write(self.obj, None, False)
         self.scene.frame_set(self.original_frame)
         self.report({"INFO"}, f"Baked frames {self.first}-{self.last} of '{self.obj.name}'{where}")
         return {"FINISHED"}
@@ -329,6 +337,7 @@ class OBJECT_OT_collision_response_free_bake(bpy.types.Operator):
         obj = context.active_object
         mesh_data.free_baked_keys(obj)
         point_cache.remove_modifier(obj)
+        pressure.free_baked(obj)
         obj.collision_response.enabled = True
         simulation.update_object(obj, context.scene, context.evaluated_depsgraph_get())
         return {"FINISHED"}

@@ -4,7 +4,7 @@ from typing import cast
 
 import bpy
 
-from ..blender import curves, point_cache, simulation, sizes
+from ..blender import curves, point_cache, pressure, simulation, sizes
 from ..blender.presets import COLLISION_RESPONSE_MT_presets
 from ..blender.properties import MAX_LEVELS
 from .structure import COLLISION_RESPONSE_UL_interiors, draw_structure
@@ -117,7 +117,6 @@ class VIEW3D_PT_collision_response_levels(SidebarPanel):
         layout = self.ui
         obj = context.active_object
         settings = obj.collision_response
-        tree = settings.curves
         row = layout.row(align=True)
         row.menu("COLLISION_RESPONSE_MT_presets", text=COLLISION_RESPONSE_MT_presets.bl_label)
         row.operator("object.collision_response_preset_add", text="", icon="ADD")
@@ -133,23 +132,31 @@ class VIEW3D_PT_collision_response_levels(SidebarPanel):
         for collider in simulation.colliders(obj)[:3]:
             if collider is not None:
                 layout.label(text=sizes.reach(obj, collider, scene), icon="OBJECT_DATA")
-        for name, (label, _low, _high, _default) in curves.CURVES.items():
-            node = tree.nodes.get(name)
-            if node is None:
+        for name in curves.MAPPED:
+            box = self.draw_curve(layout, settings, name, [length(span) for span in spans])
+            if box is None:
                 continue
-            box = layout.box()
-            header = box.row()
-            header.label(text=label)
-            body = box.column()
-            if name == "time_to_rest":
-                header.prop(settings, "recovers")
-                body.active = settings.recovers
-            body.template_curve_mapping(node, "mapping")
-            self.draw_levels(body, settings, name, [length(span) for span in spans])
             if name == "yield_limit":
                 diagonal = sizes.object_size(obj)
-                body.label(text=f"1: never.  0.1 of this object: {length(0.1 * diagonal)}")
+                box.label(text=f"1: never.  0.1 of this object: {length(0.1 * diagonal)}")
             box.prop_search(settings, f"{name}_group", obj, "vertex_groups", text="Map")
+
+    @classmethod
+    def draw_curve(cls, layout, settings, name: str, spans: list[str]):
+        """A box with the curve ``name`` and its exact values per level (None: no curve)."""
+        node = settings.curves.nodes.get(name)
+        if node is None:
+            return None
+        box = layout.box()
+        header = box.row()
+        header.label(text=curves.CURVES[name][0])
+        body = box.column()
+        if name == "time_to_rest":
+            header.prop(settings, "recovers")
+            body.active = settings.recovers
+        body.template_curve_mapping(node, "mapping")
+        cls.draw_levels(body, settings, name, spans)
+        return box
 
     @staticmethod
     def draw_levels(layout, settings, name: str, spans: list[str]) -> None:
@@ -160,6 +167,46 @@ class VIEW3D_PT_collision_response_levels(SidebarPanel):
             column = row.column(align=True)
             column.label(text=spans[level])
             column.prop(settings, f"{name}_levels", index=level, text="")
+
+
+class VIEW3D_PT_collision_response_secondary(EnabledPanel):
+    bl_label = "Secondary Motion"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    @classmethod
+    def poll(cls, context):
+        return super().poll(context) and context.active_object.collision_response.curves is not None
+
+    def draw(self, context):
+        layout = self.ui
+        obj = context.active_object
+        settings = obj.collision_response
+        spans = [sizes.length(span, context.scene) for span in sizes.level_sizes(obj)]
+        layout.label(text="Damping Ratio 1: no overshoot. Lower: the level swings past and back.")
+        for name in curves.SECONDARY:
+            VIEW3D_PT_collision_response_levels.draw_curve(layout, settings, name, spans)
+
+
+class VIEW3D_PT_collision_response_pressure(EnabledPanel):
+    bl_label = "Pressure"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw_header(self, context):
+        self.ui.prop(context.active_object.collision_response, "pressure", text="")
+
+    def draw(self, context):
+        layout = self.ui
+        settings = context.active_object.collision_response
+        layout.use_property_split = True
+        layout.active = settings.pressure
+        layout.label(text=f"Attribute: {pressure.PRESSURE_ATTRIBUTE} (0 at rest, 1 at Full Pressure)")
+        layout.prop(settings, "pressure_law")
+        layout.prop(settings, "pressure_depth")
+        biphasic = layout.column()
+        biphasic.active = settings.pressure_law == "biphasic"
+        biphasic.prop(settings, "pressure_knee")
+        biphasic.prop(settings, "pressure_stiffening")
+        layout.prop(settings, "pressure_color")
 
 
 class VIEW3D_PT_collision_response_solver(EnabledPanel):
@@ -182,6 +229,8 @@ classes = (
     VIEW3D_PT_collision_response,
     VIEW3D_PT_collision_response_colliders,
     VIEW3D_PT_collision_response_levels,
+    VIEW3D_PT_collision_response_secondary,
+    VIEW3D_PT_collision_response_pressure,
     VIEW3D_PT_collision_response_solver,
 )
 

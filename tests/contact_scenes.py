@@ -85,8 +85,11 @@ class Frames:
     pushes of the vertices near them, the surface steps, and whatever the step put back
     inside a collider (relaxation, damping, bulging) is pushed out again."""
 
-    def __init__(self, surface: Surface, faces, colliders, friction=0.0, standoff=0.0, fps=24.0):
-        """``faces``: (f, c) vertex indices of the surface's polygons, each of c corners."""
+    def __init__(self, surface: Surface, faces, colliders, friction=0.0, standoff=0.0, fps=24.0, overshoot=None):
+        """``faces``: (f, c) vertex indices of the surface's polygons, each of c corners;
+        ``overshoot``: a ``core.overshoot.Overshoot`` of the surface (its shown positions are
+        played)."""
+        self.overshoot = overshoot
         rest = surface.positions.astype(np.float64)
         faces = np.asarray(faces)
         corners, sizes = faces.ravel(), np.full(len(faces), faces.shape[1])
@@ -102,8 +105,9 @@ class Frames:
     def play(self, frame: int) -> np.ndarray:
         """Bring the colliders to ``frame`` and respond; returns the positions (n, 3)."""
         self.motions = np.array([c.at(frame) for c in self.colliders])
-        advance(self.surface, self.query, self.dt, self.guard)
-        return self.surface.positions.astype(np.float64)
+        advance(self.surface, self.query, self.dt, self.guard, self.overshoot)
+        shown = None if self.overshoot is None else self.overshoot.shown
+        return (self.surface.positions if shown is None else shown).astype(np.float64)
 
     def query(self, positions: np.ndarray, among: np.ndarray | None = None, within: float = np.inf):
         """Pushes (n, 3) and touching flags (n,) of the vertices near a collider (``among``):

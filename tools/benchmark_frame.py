@@ -162,6 +162,8 @@ class Case:
     dense: bool = False  # a ball of 32k faces
     preset: str = ""
     last: int = 30
+    pressure: bool = False  # the pressure attribute written every frame
+    still: bool = False  # every damping ratio 1 after the preset: no overshoot
 
 
 SINKING, HELD, SETTLED = (4, 15), (18, 30), (46, 60)
@@ -178,6 +180,13 @@ CASES = [
     Case("100k-dense", "100k mesh, 32k-face ball", 316, {"sinking": SINKING, "held": HELD}, dense=True),
     Case("100k-three", "100k mesh, 3 colliders", 316, {"sinking": SINKING, "held": HELD}, three=True),
     Case("monkey", "126k monkey, torus sliding", 4, {"sliding": (4, 30)}, monkey=True),
+    # Issue 21's features on: overshoot (the Jelly preset, and the same with every damping
+    # ratio 1, to compare) and the pressure attribute (against 100k).
+    Case(
+        "100k-still", "100k mesh, Jelly at ratio 1", 316, {"sinking": SINKING, "held": HELD}, preset="Jelly", still=True
+    ),
+    Case("100k-jelly", "100k mesh, Jelly (overshoot)", 316, {"sinking": SINKING, "held": HELD}, preset="Jelly"),
+    Case("100k-pressure", "100k mesh, pressure written", 316, {"sinking": SINKING, "held": HELD}, pressure=True),
 ]
 QUICK_CASES = ["66k", "100k"]
 PASSES = ("on", "off", "shrinkwrap on", "shrinkwrap off")
@@ -224,6 +233,10 @@ class Bench:
         if case.preset:
             path = bpy.utils.preset_find(case.preset, "collision_response")
             bpy.ops.script.execute_preset(filepath=path, menu_idname="COLLISION_RESPONSE_MT_presets")
+        if case.pressure:
+            self.grid.collision_response.pressure = True
+        if case.still:
+            self.grid.collision_response.profiles = {"damping_ratio": [1.0]}
         self.helpers: list = []  # the add-on's ray-cast helpers, once it made them
 
     def _play(self, obj, check=None) -> list[float]:

@@ -1,7 +1,8 @@
 """The demo: three presses, simulated, baked, saved and rendered, headless.
 
-A ball pressed into a cushion (elastic: Rubber), a foot stepping into snow (plastic:
-Soft Clay), two fingers squeezing a soft ball (bulging: Flesh). Writes out/demo.blend (live,
+A ball pressed into a cushion (elastic, wobbling: Jelly, coloured by its pressure), a foot
+stepping into snow (plastic: Soft Clay), two fingers squeezing a soft ball (bulging: Flesh,
+paler by its pressure where the fingers press, out of this camera's view). Writes out/demo.blend (live,
 before the bake), out/demo_baked.blend, out/demo.png (each effect by its own camera, pressed
 above, released below, labelled, denoised) and out/demo.mp4 (the presses and the spring-back).
 
@@ -35,6 +36,27 @@ def material(name: str, colour) -> bpy.types.Material:
     mat.use_nodes = True
     mat.node_tree.nodes["Principled BSDF"].inputs["Base Color"].default_value = (*colour, 1.0)
     return mat
+
+
+def pressure_colour(mesh, pressed, full_depth: float) -> None:
+    """Write the mesh's pressure (the attribute "collision_pressure") and colour it by it:
+    its own colour unpressed, ``pressed`` at full pressure (an Attribute node, clamped, mixing
+    the two), as a shader would use it."""
+    settings = mesh.collision_response
+    settings.pressure, settings.pressure_depth = True, full_depth
+    tree = mesh.active_material.node_tree
+    nodes, links = tree.nodes, tree.links
+    shader = nodes["Principled BSDF"]
+    read = nodes.new("ShaderNodeAttribute")
+    read.attribute_name = "collision_pressure"
+    clamp = nodes.new("ShaderNodeClamp")
+    mix = nodes.new("ShaderNodeMix")
+    mix.data_type = "RGBA"
+    mix.inputs["A"].default_value = shader.inputs["Base Color"].default_value[:]
+    mix.inputs["B"].default_value = (*pressed, 1.0)
+    links.new(read.outputs["Fac"], clamp.inputs["Value"])
+    links.new(clamp.outputs["Result"], mix.inputs["Factor"])
+    links.new(mix.outputs["Result"], shader.inputs["Base Color"])
 
 
 def keyed(obj, keys: dict[int, tuple]) -> None:
@@ -105,12 +127,17 @@ def build_scene() -> tuple[list[bpy.types.Object], list[bpy.types.Object]]:
         pressed = (2.6 + side * 0.95, 0, 0.8)
         keyed(finger, {1: (2.6 + side * 1.5, 0, 0.8), 30: pressed, 38: pressed, 50: (2.6 + side * 1.6, 0, 0.8)})
         fingers.append(finger)
-    respond(cushion, [ball], "Rubber")
+    respond(cushion, [ball], "Jelly")
     respond(snow, [foot], "Soft Clay")
     respond(soft, fingers, "Flesh")
     # Flesh with its bulge raised (coarse levels give way outward), so it shows at this size.
     soft.collision_response.profiles = {"absorption": [-0.3, -0.9, 0.2, 0.5]}
     rest_ring(soft)
+    rest_line(cushion)
+    # Pressure for shaders: the jelly goes deep red where the ball presses, the skin blanches
+    # under the fingers.
+    pressure_colour(cushion, (0.35, 0.0, 0.02), full_depth=0.25)
+    pressure_colour(soft, (0.95, 0.9, 0.88), full_depth=0.15)
     # Light, a floor and a sky for the pictures; cameras come per shot (``camera``).
     bpy.ops.mesh.primitive_plane_add(size=30, location=(0, 0, -0.01))
     bpy.context.active_object.data.materials.append(material("Floor", (0.35, 0.37, 0.4)))
@@ -125,7 +152,12 @@ def build_scene() -> tuple[list[bpy.types.Object], list[bpy.types.Object]]:
 #: Per effect: its labels pressed and released, where its camera stands and what it
 #: looks at (close enough that the effect fills the frame).
 SHOTS = {
-    "cushion": ("Rubber: pressed", "Rubber: released, sprung back", (-2.6, -2.6, 2.3), (-2.6, 0, 0.45)),
+    "cushion": (
+        "Jelly: pressed, red by its pressure",
+        "Jelly: released, swinging {swing:.1f} cm up past rest",
+        (-2.6, -2.6, 2.3),
+        (-2.6, 0, 0.45),
+    ),
     "snow": ("Soft Clay snow: pressed", "Soft Clay: the footprint stays", (0.0, -1.9, 2.9), (0, 0.05, 0.3)),
     # The ring is the ball's outline at rest: the bulge around the fingers crosses it.
     "soft_ball": (
@@ -149,6 +181,31 @@ def rest_ring(mesh) -> None:
         minor_segments=8,
     )
     bpy.context.active_object.data.materials.append(material("Ring", (0.02, 0.02, 0.02)))
+
+
+def rest_line(mesh) -> None:
+    """A thin dark rod along the back of the mesh's top at rest (not a collider): where the
+    top rises above it, it swung past its rest shape."""
+    top = max((mesh.matrix_world @ v.co).z for v in mesh.data.vertices)
+    back = max((mesh.matrix_world @ v.co).y for v in mesh.data.vertices)
+    width = mesh.dimensions.x
+    bpy.ops.mesh.primitive_cylinder_add(
+        radius=0.015, depth=width + 0.3, location=(mesh.location.x, back + 0.02, top), rotation=(0, math.radians(90), 0)
+    )
+    bpy.context.active_object.data.materials.append(material("Rest Line", (0.02, 0.02, 0.02)))
+
+
+def highest_swing(mesh, first: int, last: int) -> tuple[int, float]:
+    """The frame from ``first`` to ``last`` where the mesh's top is highest (played already),
+    and how far above its top at rest."""
+    scene = bpy.context.scene
+    heights = {}
+    for frame in range(first, last + 1):
+        scene.frame_set(frame)
+        evaluated = mesh.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
+        heights[frame] = max(v.co.z for v in evaluated.vertices)
+    highest = max(heights, key=heights.get)
+    return highest, heights[highest] - max(v.co.z for v in mesh.data.vertices)
 
 
 def camera(location, target, lens: float = 50) -> bpy.types.Object:
@@ -181,19 +238,22 @@ def render_settings(samples: int, width: int, height: int) -> None:
     render.stamp_font_size = 15
 
 
-def render(path: Path, samples: int, colliders: list[bpy.types.Object]) -> None:
+def render(path: Path, samples: int, colliders: list[bpy.types.Object], swing: tuple[int, float]) -> None:
     """Each effect by its own camera, pressed (top) and released (bottom; the colliders are
-    hidden, so no shadow of theirs reads as a dent), side by side."""
+    hidden, so no shadow of theirs reads as a dent), side by side. The jelly cushion's
+    released tile is its highest swing after the release, ``swing``: (frame, height)."""
     scene = bpy.context.scene
     render_settings(samples, 400, 300)
     columns = []
     for name, (pressed, released, location, target) in SHOTS.items():
         scene.camera = camera(location, target)
         tiles = []
-        for frame, label in ((PRESSED, pressed), (RELEASED, released)):
+        after = swing[0] if name == "cushion" else RELEASED
+        released = released.format(swing=100 * swing[1])
+        for frame, label in ((PRESSED, pressed), (after, released)):
             scene.frame_set(frame)
             for collider in colliders:
-                collider.hide_render = frame == RELEASED
+                collider.hide_render = frame != PRESSED
             scene.render.stamp_note_text = f"{label} (frame {frame})"
             scene.render.filepath = str(path.with_name(f"{name}_{frame}.png"))
             bpy.ops.render.render(write_still=True)
@@ -217,7 +277,7 @@ def render_animation(path: Path, samples: int) -> None:
     scene = bpy.context.scene
     render_settings(samples, 480, 180)
     scene.camera = camera((0.0, -8.5, 2.6), (0.0, 0.0, 0.55), lens=40)
-    scene.render.stamp_note_text = "Rubber springs back | Soft Clay keeps the print | Flesh bulges"
+    scene.render.stamp_note_text = "Jelly reddens, wobbles back | Soft Clay keeps the print | Flesh bulges"
     scene.render.stamp_font_size = 12
     scene.frame_start, scene.frame_end, scene.frame_step, scene.render.fps = 14, 64, 2, 12
     scene.render.image_settings.media_type = "VIDEO"
@@ -248,7 +308,8 @@ def main() -> None:
     scene = bpy.context.scene
     for frame in range(scene.frame_start, scene.frame_end + 1):  # play it once, live
         scene.frame_set(frame)
-    say(f"simulated {scene.frame_end} frames of {len(meshes)} meshes")
+    swing = highest_swing(meshes[0], 42, RELEASED)  # the ball lifts from frame 38, off the jelly by 42
+    say(f"simulated {scene.frame_end} frames of {len(meshes)} meshes; the jelly swings up {swing[1]:.3f} at {swing[0]}")
     live = options.output / "demo.blend"  # live: open it and press play, or bake it headless
     bpy.ops.wm.save_as_mainfile(filepath=str(live), copy=True)
     for mesh in meshes:
@@ -260,7 +321,7 @@ def main() -> None:
     bpy.ops.wm.save_as_mainfile(filepath=str(baked))
     say(f"saved {live}, baked and saved {baked}")
     picture = options.output / "demo.png"
-    render(picture, options.samples, colliders)
+    render(picture, options.samples, colliders, swing)
     say(f"rendered {picture}")
     if not options.no_animation:
         movie = options.output / "demo.mp4"

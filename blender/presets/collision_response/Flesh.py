@@ -9,5 +9,7 @@ settings.profiles = {
     "absorption": [0.0, -0.35, 0.3, 0.5],
     "response_time": [0.06],
     "time_to_rest": [0.6],
+    "damping_ratio": [1.0],
+    "overshoot_period": [0.5],
     "yield_limit": [1.0],
 }

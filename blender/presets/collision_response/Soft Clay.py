@@ -9,5 +9,7 @@ settings.profiles = {
     "absorption": [0.0, 0.0, 0.1, 0.3],
     "response_time": [0.05],
     "time_to_rest": [1.0],
+    "damping_ratio": [1.0],
+    "overshoot_period": [0.5],
     "yield_limit": [0.0],
 }

@@ -1,0 +1,220 @@
+"""What a press leaves behind (issue 21), in Blender: the pressure attribute for shaders, live
+and baked, and secondary motion (overshoot) with its presets, driven as an animator does."""
+
+import bpy
+import numpy as np
+import pytest
+from test_addon import evaluated
+from test_contact_holds import ball, enable, keyed, play_and_check
+
+from primitives import grid_and_ball, scene_with_grid
+
+PRESSURE = "collision_pressure"
+COLOR = "collision_pressure_color"
+
+
+@pytest.fixture
+def scene(addon):
+    """A 33 x 33 grid, a ball sinking 10 cm into it over frames 1-20, held to 25, gone at
+    26; enabled (Enable's gentle levels: absorption 0 to 0.5, time to rest 1 s)."""
+    scene, grid, sphere = grid_and_ball(60, {1: 0.5, 20: 0.3, 25: 0.3, 26: 1.5})
+    assert bpy.ops.object.collision_response_enable() == {"FINISHED"}
+    yield scene, grid, sphere
+    bpy.ops.wm.read_homefile(use_empty=True)
+
+
+def attribute(obj, name: str, evaluated_mesh: bool = False) -> np.ndarray | None:
+    """A point attribute's values ((n,) floats, (n, 4) colours) on the mesh, or on the
+    evaluated mesh; None when it has none."""
+    mesh = obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).data if evaluated_mesh else obj.data
+    found = mesh.attributes.get(name)
+    if found is None:
+        return None
+    color = found.data_type in ("FLOAT_COLOR", "BYTE_COLOR")
+    values = np.empty(len(mesh.vertices) * (4 if color else 1), dtype=np.float32)
+    found.data.foreach_get("color" if color else "value", values)
+    return values.reshape(-1, 4) if color else values
+
+
+def play(scene, grid, frames) -> tuple[dict, dict]:
+    shapes, pressures = {}, {}
+    for frame in frames:
+        scene.frame_set(frame)
+        shapes[frame], pressures[frame] = evaluated(grid).copy(), attribute(grid, PRESSURE)
+    return shapes, pressures
+
+
+# -- pressure -----------------------------------------------------------------------------------
+
+
+def test_no_pressure_attribute_unless_asked(scene):
+    scene, grid, _ = scene
+    assert not grid.collision_response.pressure  # off by default
+    scene.frame_set(20)
+    assert attribute(grid, PRESSURE) is None and attribute(grid, COLOR) is None
+
+
+def test_the_pressure_is_the_springy_depth_over_the_full_pressure_depth_each_frame(scene):
+    """On the flat grid (nothing yields) each vertex's pressure is how far the response moved
+    it over the Full Pressure depth (Hooke's law), every frame: 0 before the ball arrives and
+    where nothing moved, 1.25 at the deepest point pressed 10 cm with full pressure at 8 cm,
+    growing while the ball sinks, back to next to nothing as the dent springs back."""
+    scene, grid, _ = scene
+    settings = grid.collision_response
+    settings.pressure, settings.pressure_depth, settings.pressure_color = True, 0.08, True
+    rest = np.array([v.co for v in grid.data.vertices], dtype=np.float32)
+    shapes, pressures = play(scene, grid, range(1, 61))
+    deepest = []
+    for frame in range(1, 61):
+        moved = np.linalg.norm(shapes[frame] - rest, axis=1)
+        np.testing.assert_allclose(pressures[frame], moved / 0.08, atol=2e-5)
+        assert (pressures[frame][moved == 0] == 0).all()
+        deepest.append(pressures[frame].max())
+    assert deepest[0] == 0 and deepest[8] == 0  # frame 9: the ball has not reached the grid
+    assert deepest[19] == pytest.approx(1.25, abs=1e-3)  # frame 20: 10 cm deep
+    assert (np.diff(deepest[10:20]) > 0).all()  # deeper each frame while it sinks
+    # 34 frames (1.4 s) after the ball left, time to rest 1 s: 0.01 ** 1.4, 0.16 % is left.
+    assert 0 < deepest[59] < 0.0016 * deepest[19]
+    scene.frame_set(20)
+    grey = attribute(grid, COLOR)
+    np.testing.assert_array_equal(grey[:, 0], np.clip(pressures[20], 0, 1))
+    np.testing.assert_array_equal(grey[:, 3], 1.0)
+
+
+def test_the_biphasic_law_is_soft_then_stiff(scene):
+    """The same press read through the biphasic law (stiffens at half the full depth, 4 times
+    stiffer): 10 cm deep with full pressure at 8 cm is (4 + 4 * 6) / (4 + 4 * 4) = 1.4."""
+    scene, grid, _ = scene
+    settings = grid.collision_response
+    settings.pressure, settings.pressure_depth, settings.pressure_law = True, 0.08, "biphasic"
+    scene.frame_set(20)
+    rest = np.array([v.co for v in grid.data.vertices])
+    depth = np.linalg.norm(evaluated(grid) - rest, axis=1)
+    p = attribute(grid, PRESSURE)
+    knee, full = 0.04, 0.04 + 4 * 0.04
+    expected = np.where(depth <= knee, depth, knee + 4 * (depth - knee)) / full
+    np.testing.assert_allclose(p, expected, atol=2e-5)
+    assert p.max() == pytest.approx(1.4, abs=2e-3)
+
+
+def test_pressure_scrubs_exactly_and_turning_it_off_removes_it(scene):
+    scene, grid, _ = scene
+    grid.collision_response.pressure = True
+    _shapes, first = play(scene, grid, range(1, 41))
+    for frame in (30, 12, 21, 40, 1, 20):  # back and forth over played frames
+        scene.frame_set(frame)
+        np.testing.assert_array_equal(attribute(grid, PRESSURE), first[frame])
+    grid.collision_response.pressure = False
+    scene.frame_set(21)
+    assert attribute(grid, PRESSURE) is None
+
+
+def test_a_bake_keeps_the_pressure_for_a_render_without_the_add_on(scene):
+    """Baked to shape keys, each frame's pressure is kept and a Geometry Nodes modifier shows
+    the current frame's, bit for bit what played live; Free Bake removes them."""
+    scene, grid, _ = scene
+    settings = grid.collision_response
+    settings.pressure, settings.pressure_color = True, True
+    _shapes, live = play(scene, grid, range(1, 41))
+    scene.frame_start, scene.frame_end = 1, 40
+    assert bpy.ops.object.collision_response_bake() == {"FINISHED"}
+    assert grid.modifiers.get("Collision Pressure") is not None
+    assert attribute(grid, PRESSURE) is None  # the live one is gone: the modifier makes it
+    for frame in (1, 15, 20, 33, 40):
+        scene.frame_set(frame)
+        np.testing.assert_array_equal(attribute(grid, PRESSURE, evaluated_mesh=True), live[frame])
+        shown = attribute(grid, COLOR, evaluated_mesh=True)
+        np.testing.assert_allclose(shown[:, 0], np.clip(live[frame], 0, 1), atol=1e-7)
+    assert live[20].max() > 0.5
+    assert bpy.ops.object.collision_response_free_bake() == {"FINISHED"}
+    assert grid.modifiers.get("Collision Pressure") is None
+    assert not [a.name for a in grid.data.attributes if a.name[len(PRESSURE) + 1 :].isdigit()]
+    assert attribute(grid, PRESSURE) is not None  # live again
+
+
+def test_pressure_settings_and_the_overshoot_curves_are_saved_in_the_file(scene, tmp_path):
+    scene, grid, _ = scene
+    settings = grid.collision_response
+    settings.pressure, settings.pressure_law, settings.pressure_depth = True, "biphasic", 0.05
+    settings.pressure_knee, settings.pressure_stiffening = 0.3, 8.0
+    settings.profiles = {"damping_ratio": [0.2, 1.0], "overshoot_period": [0.3]}
+    path = str(tmp_path / "saved.blend")
+    bpy.ops.wm.save_as_mainfile(filepath=path)
+    bpy.ops.wm.open_mainfile(filepath=path)
+    settings = bpy.data.objects["Grid"].collision_response
+    assert (settings.pressure, settings.pressure_law) == (True, "biphasic")
+    assert (settings.pressure_depth, settings.pressure_knee, settings.pressure_stiffening) == pytest.approx(
+        (0.05, 0.3, 8.0)
+    )
+    assert settings.profiles["damping_ratio"] == pytest.approx(np.linspace(0.2, 1.0, 6), abs=1e-6)
+    assert settings.profiles["overshoot_period"] == pytest.approx([0.3] * 6)
+
+
+# -- secondary motion ---------------------------------------------------------------------------
+
+
+def apply_preset(name: str) -> None:
+    path = bpy.utils.preset_find(name, "collision_response")
+    assert path, f"preset {name!r} not found"
+    assert bpy.ops.script.execute_preset(filepath=path, menu_idname="COLLISION_RESPONSE_MT_presets") == {"FINISHED"}
+
+
+def test_jelly_swings_past_rest_after_the_release_and_rubber_does_not(scene):
+    """The ball leaves at frame 26. With Jelly the sheet springs up past its rest shape and
+    back down, several times, smaller each time; Rubber (no overshoot) never passes rest.
+    Scrubbing back over the swings shows them bit for bit."""
+    scene, grid, _ = scene
+    apply_preset("Rubber")
+    rubber, _ = play(scene, grid, range(1, 61))
+    assert max(rubber[f][:, 2].max() for f in range(27, 61)) <= 1e-6
+    apply_preset("Jelly")
+    assert grid.collision_response.profiles["damping_ratio"][0] == pytest.approx(0.12)
+    jelly, _ = play(scene, grid, range(1, 61))
+    depth = -jelly[25][:, 2].min()
+    centre = np.argmin(np.linalg.norm(np.array([v.co for v in grid.data.vertices])[:, :2], axis=1))
+    z = np.array([jelly[f][centre, 2] for f in range(27, 61)])
+    peaks = z[1:-1][(z[1:-1] > z[:-2]) & (z[1:-1] >= z[2:]) & (z[1:-1] > 0)]
+    assert peaks.size >= 2 and peaks[0] > 0.1 * depth  # up past rest: more than a tenth of the dent
+    assert (np.diff(peaks) < 0).all()  # each swing smaller
+    assert z.min() < -0.02 * depth and (np.sign(z[z != 0][1:]) != np.sign(z[z != 0][:-1])).sum() >= 3
+    for frame in (40, 27, 33, 59, 30):
+        scene.frame_set(frame)
+        np.testing.assert_array_equal(evaluated(grid), jelly[frame])
+
+
+@pytest.mark.parametrize("preset", ["Jelly", "Belly"])
+def test_a_random_path_with_overshoot_keeps_every_invariant_and_the_same_bits(addon, preset):
+    """A ball wandering over the sheet for 120 frames, up to 15 cm a frame and down past its
+    radius, with a preset that overshoots: nothing inside the ball beyond 1e-3 of its size,
+    no face turned over, bounded (twice the deepest reach), every frame; again, the same bits."""
+    rng = np.random.default_rng(21)
+    path, location, frame = {1: (0.0, 0.0, 0.45)}, np.array([0.0, 0.0, 0.45]), 1
+    while frame < 120:
+        target = np.array([rng.uniform(-0.5, 0.5), rng.uniform(-0.5, 0.5), 0.25 - rng.uniform(-0.15, 0.33)])
+        frame += max(1, int(np.ceil(np.linalg.norm(target - location) / rng.uniform(0.03, 0.15))))
+        path[frame], location = tuple(target), target
+    played = []
+    for _ in range(2):
+        scene, grid = scene_with_grid(32)
+        sphere = ball(0.25, path[1])
+        keyed(sphere, path)
+        enable(grid, [sphere])
+        apply_preset(preset)
+        scene.frame_end = 120
+        played.append(play_and_check(scene, grid, [sphere], 120))
+        bpy.ops.wm.read_homefile(use_empty=True)
+    for first, second in zip(*played, strict=True):
+        np.testing.assert_array_equal(first, second)
+    swing = max(np.abs(f[:, 2]).max() for f in played[0])
+    assert swing > 0.05
+
+
+def test_the_scene_at_rest_with_the_defaults_writes_nothing_new(scene):
+    """Defaults: no overshoot follower, no pressure: the simulation is as it was."""
+    scene, grid, _ = scene
+    scene.frame_set(5)
+    from bl_ext.user_default.collision_response.blender import simulation
+
+    state = simulation.get(grid)
+    assert state is not None and state.overshoot is None and state.pressure is None
+    assert grid.collision_response.profiles["damping_ratio"] == [1.0] * 6
