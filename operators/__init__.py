@@ -6,24 +6,7 @@ import numpy as np
 from ..blender import curves, guard, mesh_data, point_cache, posed, pressure, simulation
 from .bake_options import BakeOptions
 from .contact import classes as contact_classes
-
-
-def _mesh_poll(cls, context) -> bool:
-    obj = context.active_object
-    if obj is None or obj.type != "MESH":
-        cls.poll_message_set("Select a mesh object")
-        return False
-    return True
-
-
-def _add_selected_colliders(context) -> None:
-    """Every selected object but the active mesh joins its colliders (once)."""
-    obj = context.active_object
-    settings = obj.collision_response
-    present = {item.obj for item in settings.colliders}
-    for other in context.selected_objects:
-        if other != obj and other not in present:
-            settings.colliders.add().obj = other
+from .lists import add_selected, mesh_poll, remove_highlighted
 
 
 class OBJECT_OT_collision_response_enable(bpy.types.Operator):
@@ -35,7 +18,7 @@ class OBJECT_OT_collision_response_enable(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return _mesh_poll(cls, context)
+        return mesh_poll(cls, context)
 
     def execute(self, context):
         obj = context.active_object
@@ -54,7 +37,7 @@ class OBJECT_OT_collision_response_enable(bpy.types.Operator):
                 "(the response writes a key of that name)",
             )
             return {"CANCELLED"}
-        _add_selected_colliders(context)
+        add_selected(context, "colliders")
         settings.start_frame = context.scene.frame_start
         count = simulation.level_count(obj)
         # A first, gentle response: the finer the level the more it absorbs, none at level 0.
@@ -83,7 +66,7 @@ class OBJECT_OT_collision_response_disable(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return _mesh_poll(cls, context)
+        return mesh_poll(cls, context)
 
     def execute(self, context):
         obj = context.active_object
@@ -106,7 +89,7 @@ class OBJECT_OT_collision_response_collider_add(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        if not _mesh_poll(cls, context):
+        if not mesh_poll(cls, context):
             return False
         if not [o for o in context.selected_objects if o != context.active_object]:
             cls.poll_message_set("Select the colliders, then the mesh last (active)")
@@ -114,7 +97,7 @@ class OBJECT_OT_collision_response_collider_add(bpy.types.Operator):
         return True
 
     def execute(self, context):
-        _add_selected_colliders(context)
+        add_selected(context, "colliders")
         return {"FINISHED"}
 
 
@@ -127,7 +110,7 @@ class OBJECT_OT_collision_response_collider_remove(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        if not _mesh_poll(cls, context):
+        if not mesh_poll(cls, context):
             return False
         if not len(context.active_object.collision_response.colliders):
             cls.poll_message_set("The list of colliders is empty")
@@ -135,10 +118,7 @@ class OBJECT_OT_collision_response_collider_remove(bpy.types.Operator):
         return True
 
     def execute(self, context):
-        settings = context.active_object.collision_response
-        settings.colliders.remove(settings.active_collider)
-        settings.active_collider = max(0, min(settings.active_collider, len(settings.colliders) - 1))
-        simulation.invalidate(context.active_object)
+        remove_highlighted(context.active_object, "colliders", "active_collider")
         return {"FINISHED"}
 
 
@@ -162,7 +142,7 @@ class OBJECT_OT_collision_response_bake(BakeOptions, bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        if not _mesh_poll(cls, context):
+        if not mesh_poll(cls, context):
             return False
         obj = context.active_object
         baked = point_cache.baked_to(obj)
@@ -326,7 +306,7 @@ class OBJECT_OT_collision_response_free_bake(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        if not _mesh_poll(cls, context):
+        if not mesh_poll(cls, context):
             return False
         if point_cache.baked_to(context.active_object) is None:
             cls.poll_message_set("Nothing is baked")

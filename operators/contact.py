@@ -4,18 +4,7 @@ responding meshes it is soft against."""
 import bpy
 
 from ..blender import simulation
-
-
-def _others(context) -> list:
-    return [o for o in context.selected_objects if o != context.active_object]
-
-
-def _active_mesh(cls, context) -> bool:
-    obj = context.active_object
-    if obj is None or obj.type != "MESH":
-        cls.poll_message_set("Select a mesh object")
-        return False
-    return True
+from .lists import add_selected, mesh_poll, others, remove_highlighted
 
 
 class OBJECT_OT_collision_response_interior_add(bpy.types.Operator):
@@ -28,21 +17,16 @@ class OBJECT_OT_collision_response_interior_add(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        if not _active_mesh(cls, context):
+        if not mesh_poll(cls, context):
             return False
-        if not _others(context):
+        if not others(context):
             cls.poll_message_set("Select the inner objects, then the mesh last (active)")
             return False
         return True
 
     def execute(self, context):
-        obj = context.active_object
-        settings = obj.collision_response
-        present = {item.obj for item in settings.interiors}
-        for other in _others(context):
-            if other not in present:
-                settings.interiors.add().obj = other
-        simulation.invalidate(obj)
+        add_selected(context, "interiors")
+        simulation.invalidate(context.active_object)
         return {"FINISHED"}
 
 
@@ -55,7 +39,7 @@ class OBJECT_OT_collision_response_interior_remove(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        if not _active_mesh(cls, context):
+        if not mesh_poll(cls, context):
             return False
         if not len(context.active_object.collision_response.interiors):
             cls.poll_message_set("The interior structure is empty")
@@ -63,10 +47,7 @@ class OBJECT_OT_collision_response_interior_remove(bpy.types.Operator):
         return True
 
     def execute(self, context):
-        settings = context.active_object.collision_response
-        settings.interiors.remove(settings.active_interior)
-        settings.active_interior = max(0, min(settings.active_interior, len(settings.interiors) - 1))
-        simulation.invalidate(context.active_object)
+        remove_highlighted(context.active_object, "interiors", "active_interior")
         return {"FINISHED"}
 
 
@@ -80,15 +61,15 @@ class OBJECT_OT_collision_response_soft_pair(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        if not _active_mesh(cls, context):
+        if not mesh_poll(cls, context):
             return False
-        if not [o for o in _others(context) if o.type == "MESH"]:
+        if not [o for o in others(context) if o.type == "MESH"]:
             cls.poll_message_set("Select the other meshes, then one of them last (active)")
             return False
         return True
 
     def execute(self, context):
-        meshes = [context.active_object] + [o for o in _others(context) if o.type == "MESH"]
+        meshes = [context.active_object] + [o for o in others(context) if o.type == "MESH"]
         for obj in meshes:
             try:
                 simulation.check(obj)

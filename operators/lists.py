@@ -1,0 +1,38 @@
+"""What the operators on a responding mesh's object lists share (its colliders, its
+interior structure): the poll, adding the selection once, removing the highlighted row."""
+
+from ..blender import simulation
+
+
+def mesh_poll(cls, context) -> bool:
+    """The active object is a mesh; else the poll says so."""
+    obj = context.active_object
+    if obj is None or obj.type != "MESH":
+        cls.poll_message_set("Select a mesh object")
+        return False
+    return True
+
+
+def others(context) -> list:
+    """The selected objects other than the active one."""
+    return [o for o in context.selected_objects if o != context.active_object]
+
+
+def add_selected(context, rows: str) -> None:
+    """Every selected object but the active mesh joins its list ``rows`` (once)."""
+    obj = context.active_object
+    items = getattr(obj.collision_response, rows)
+    present = {item.obj for item in items}
+    for other in others(context):
+        if other not in present:
+            items.add().obj = other
+
+
+def remove_highlighted(obj, rows: str, highlighted: str) -> None:
+    """Remove the highlighted row (index ``highlighted``) of ``obj``'s list ``rows``; the
+    highlight stays on a row."""
+    settings = obj.collision_response
+    items = getattr(settings, rows)
+    items.remove(getattr(settings, highlighted))
+    setattr(settings, highlighted, max(0, min(getattr(settings, highlighted), len(items) - 1)))
+    simulation.invalidate(obj)
