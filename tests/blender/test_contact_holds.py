@@ -216,17 +216,23 @@ def test_a_ball_riding_on_a_moving_sheet_stays_out_and_the_dent_holds():
         assert frames[frame - 1][:, 2].min() == pytest.approx(bottom, abs=2e-3)  # 48 x 24 facets
 
 
+def wandering_path(seed: int, last: int) -> dict[int, tuple]:
+    """Keys (frame: location) of a ball of radius 0.25 wandering over the 2 m sheet from
+    above it, up to 15 cm a frame and down to 1.3 times its radius into it, until ``last``."""
+    rng = np.random.default_rng(seed)
+    path, location, frame = {1: (0.0, 0.0, 0.45)}, np.array([0.0, 0.0, 0.45]), 1
+    while frame < last:
+        target = np.array([rng.uniform(-0.5, 0.5), rng.uniform(-0.5, 0.5), 0.25 - rng.uniform(-0.15, 0.33)])
+        frame += max(1, int(np.ceil(np.linalg.norm(target - location) / rng.uniform(0.03, 0.15))))
+        path[frame], location = tuple(target), target
+    return path
+
+
 def test_a_random_path_keeps_every_invariant_every_frame_and_the_same_bits_twice():
     """A ball wandering over the sheet for 200 frames, up to 15 cm a frame and down to
     1.3 times its radius, with the Flesh preset (it bulges): every invariant, every frame;
     played again from scratch, the same bits."""
-    rng = np.random.default_rng(16)
-    path, location = {1: (0.0, 0.0, 0.45)}, np.array([0.0, 0.0, 0.45])
-    frame = 1
-    while frame < 200:
-        target = np.array([rng.uniform(-0.5, 0.5), rng.uniform(-0.5, 0.5), 0.25 - rng.uniform(-0.15, 0.33)])
-        frame += max(1, int(np.ceil(np.linalg.norm(target - location) / rng.uniform(0.03, 0.15))))
-        path[frame], location = tuple(target), target
+    path = wandering_path(16, 200)
     played = []
     for _ in range(2):
         scene, grid = scene_with_grid(32)

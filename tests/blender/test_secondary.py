@@ -5,7 +5,7 @@ import bpy
 import numpy as np
 import pytest
 from test_addon import evaluated
-from test_contact_holds import ball, enable, keyed, play_and_check
+from test_contact_holds import ball, enable, keyed, play_and_check, wandering_path
 
 from primitives import grid_and_ball, scene_with_grid
 
@@ -187,12 +187,7 @@ def test_a_random_path_with_overshoot_keeps_every_invariant_and_the_same_bits(ad
     """A ball wandering over the sheet for 120 frames, up to 15 cm a frame and down past its
     radius, with a preset that overshoots: nothing inside the ball beyond 1e-3 of its size,
     no face turned over, bounded (twice the deepest reach), every frame; again, the same bits."""
-    rng = np.random.default_rng(21)
-    path, location, frame = {1: (0.0, 0.0, 0.45)}, np.array([0.0, 0.0, 0.45]), 1
-    while frame < 120:
-        target = np.array([rng.uniform(-0.5, 0.5), rng.uniform(-0.5, 0.5), 0.25 - rng.uniform(-0.15, 0.33)])
-        frame += max(1, int(np.ceil(np.linalg.norm(target - location) / rng.uniform(0.03, 0.15))))
-        path[frame], location = tuple(target), target
+    path = wandering_path(21, 120)
     played = []
     for _ in range(2):
         scene, grid = scene_with_grid(32)
