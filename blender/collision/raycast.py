@@ -148,8 +148,10 @@ class RayCaster:
         if len(mesh.vertices) != count:  # resizing costs about 10 us: exact size each cast
             mesh.clear_geometry()
             mesh.vertices.add(count)
+        # Each collider where the depsgraph that casts has it (the Object Info node reads it there).
         spaces = [
-            _ColliderSpace(np.array(c.matrix_world, dtype=np.float64), directions[i]) for i, c in enumerate(colliders)
+            _ColliderSpace(np.array(c.evaluated_get(depsgraph).matrix_world, dtype=np.float64), directions[i])
+            for i, c in enumerate(colliders)
         ]
         for i, space in enumerate(spaces):
             # The generic attributes are plain copies (vertices.foreach_set("co") costs far more).
