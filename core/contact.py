@@ -153,7 +153,7 @@ class Contacts:
         ``offsets`` (m, 3): how far the response has moved each vertex, which bounds
         friction's drag (``push_direction``); None for no bound."""
         was_held = self.held[queried]
-        sides = self._sides(colliders, points, normals, motions - approach)
+        sides = self._sides(colliders, points, normals, motions - approach, standoff)
         if any(name not in self.axes for name in colliders.names):  # not aimed yet: from these
             self.aim(colliders, points, normals)
         directions = np.stack(
@@ -194,21 +194,29 @@ class Contacts:
         )
         return Pushes(push, touching, planes, directions[which[rests], rests], np.where(pushed, longest, -1))
 
-    def _sides(self, colliders: Colliders, points, normals, relative) -> np.ndarray:
+    def _sides(self, colliders: Colliders, points, normals, relative, standoff: float = 0.0) -> np.ndarray:
         """Each collider's side (k,): the one kept while it is near, else chosen now from the
-        vertices nearest it (committed once it touches one)."""
+        vertices nearest it among those within its bounding sphere (committed once it touches
+        one); 0 while none is within it (no vertex can be inside it, so it pushes none). Not
+        from vertices outside it: those near another collider would judge it from where they
+        are, not where it comes from (a soft partner arriving at a ball already pressed on its
+        top by a cube was judged from the top and pushed the ball through itself)."""
         sides = np.array([self.sides.get(name, 0) for name in colliders.names], dtype=np.int8)
         if colliders.kinds is not None:  # an interior's or a container's side is its kind's
             fixed = np.array([KIND_SIDE[int(kind)] for kind in colliders.kinds], dtype=np.int8)
             sides = np.where(fixed != 0, fixed, sides)
         new = (sides == 0).nonzero()[0]
         if new.size:
-            nearest = np.argmin(np.linalg.norm(points[:, None] - colliders.centres[None], axis=2), axis=1)
+            distance = np.linalg.norm(points[:, None] - colliders.centres[None], axis=2)  # (m, k)
+            nearest = np.argmin(distance, axis=1)
+            reach = colliders.sizes * (1.0 + HOLD_TOLERANCE) + standoff
             for k in new:
-                mine = nearest == k
-                if not mine.any():  # no vertex nearer to it than to another: judged by all
-                    mine[:] = True
-                sides[k] = approach_side(points[mine], normals[mine], relative[k, mine], colliders.centres[k])
+                within = distance[:, k] <= reach[k]
+                mine = within & (nearest == k)
+                if not mine.any():  # none nearer to it than to another: all those within it
+                    mine = within
+                if mine.any():
+                    sides[k] = approach_side(points[mine], normals[mine], relative[k, mine], colliders.centres[k])
         return sides
 
 

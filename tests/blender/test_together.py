@@ -143,3 +143,36 @@ def test_a_soft_ball_bakes_what_it_played():
     for frame in (4, 8, last):
         scene.frame_set(frame)
         np.testing.assert_allclose(evaluated(balls["Left"]), live["Left"][frame - 1], atol=1e-6)
+
+
+@pytest.mark.parametrize("partner_first", [True, False])
+def test_a_partner_arriving_at_a_ball_already_pressed_by_a_cube_does_not_push_it_through(partner_first):
+    """The right ball is pressed on its top by a rigid cube before the left ball reaches it,
+    its partner listed before the cube or after: the partner's side is judged where it
+    arrives, not from the top where the cube presses (judged there, it pushed the ball's
+    front 1 m through the partner). Every frame: neither ball inside the other, the right
+    one not inside the cube, beyond 1e-3 of their sizes; the cube's dent is made."""
+    last = 24
+    scene, balls = two_balls(last)
+    bpy.ops.mesh.primitive_cube_add(size=0.4)
+    cube = bpy.context.active_object
+    keyed(cube, {1: (0.6, 0, 0.75), last: (0.35, 0, 0.38)})
+    right = balls["Right"]
+    if partner_first:
+        soft_pair(balls)
+        select(right, [cube])
+        assert bpy.ops.object.collision_response_collider_add() == {"FINISHED"}
+    else:
+        select(right, [cube])
+        assert bpy.ops.object.collision_response_enable() == {"FINISHED"}
+        soft_pair(balls)
+    names = [item.obj.name for item in right.collision_response.colliders]
+    assert names == (["Left", cube.name] if partner_first else [cube.name, "Left"])
+    frames = play(scene, balls, last)  # neither ball inside the other, every frame
+    for frame in range(1, last + 1):
+        scene.frame_set(frame)
+        points = frames["Right"][frame - 1]
+        assert depth_inside(cube, points).max() <= 1e-3 * 0.35, frame
+        assert np.abs(points - frames["Right"][0]).max() < 0.6, frame  # no vertex thrown across
+    top = frames["Right"][0][:, 2].argmax()  # the cube came down on it: it rests under the cube
+    assert frames["Right"][-1][top, 2] <= 0.38 - 0.2 + 1e-3
