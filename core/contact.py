@@ -170,8 +170,9 @@ class Contacts:
         sizes = colliders.sizes[:, None]
         unbounded = None if colliders.kinds is None else colliders.kinds == CONTAINER
         ahead, behind = _cast_both(colliders.cast, points, directions, motions, was_held, standoff, unbounded)
-        length, touching = _lengths(ahead[0], behind[0], sizes, standoff, was_held)
-        longest = _winner(length, colliders.kinds)
+        length, touch = _lengths(ahead[0], behind[0], sizes, standoff, was_held)
+        touching = touch.any(axis=0)
+        longest = _winner(length, touch, colliders.kinds)
         pick = np.arange(points.shape[0])
         push = directions[longest, pick] * length[longest, pick][:, None]
         pushed = length[longest, pick] > 0
@@ -220,15 +221,17 @@ class Contacts:
         return sides
 
 
-def _winner(length: np.ndarray, kinds: np.ndarray | None) -> np.ndarray:
-    """The collider (m,) whose push each vertex takes, from the push lengths (k, m): the
-    longest of an interior's or container's where one pushes (they hold the surface), else
-    the longest of all."""
+def _winner(length: np.ndarray, touch: np.ndarray, kinds: np.ndarray | None) -> np.ndarray:
+    """The collider (m,) whose push each vertex takes, from the push lengths (k, m) and
+    where each vertex touches each collider (k, m): the longest of an interior's or
+    container's where one pushes or the vertex rests on one (they hold the surface: a vertex
+    on a bone stays on it, however a ball presses it), else the longest of all."""
     longest = np.argmax(length, axis=0)  # several colliders: the longest vector wins
     if kinds is None or not (kinds != COLLIDER).any():
         return longest
-    structure = np.where((kinds != COLLIDER)[:, None], length, 0.0)
-    return np.where((structure > 0).any(axis=0), np.argmax(structure, axis=0), longest)
+    structure = (kinds != COLLIDER)[:, None]
+    holds = structure & ((length > 0) | touch)
+    return np.where(holds.any(axis=0), np.argmax(np.where(holds, length, -1.0), axis=0), longest)
 
 
 def approach_side(points: np.ndarray, normals: np.ndarray, relative: np.ndarray, centre: np.ndarray) -> int:
@@ -331,22 +334,23 @@ def _cast_into(cast: Cast, points, directions, forward, backward, ahead, behind)
 
 
 def _lengths(ahead, behind, sizes, standoff: float, was_held) -> tuple[np.ndarray, np.ndarray]:
-    """Push lengths (k, m) and touching flags (m,) from the signed distances ahead and
-    behind. Ahead > 0 or behind > 0: inside (the ray leaves the volume through that face),
-    and ahead is the way out; behind < 0: outside, and -behind is the gap to the collider."""
+    """Push lengths (k, m) and touching flags (k, m: the vertex rests on that collider) from
+    the signed distances ahead and behind. Ahead > 0 or behind > 0: inside (the ray leaves
+    the volume through that face), and ahead is the way out; behind < 0: outside, and
+    -behind is the gap to the collider."""
     inside = ahead > 0
     length = np.where(inside, ahead + standoff, 0.0)
     gap = np.where(~inside & (behind <= 0), -behind, np.inf)  # 0: on the face
     length = np.where(~inside & (gap < standoff), standoff - gap, length)
     tolerance = np.where(was_held, HOLD_TOLERANCE, TOUCH_TOLERANCE) * sizes
-    touching = np.any(~inside & (gap <= standoff + tolerance), axis=0)
+    touching = ~inside & (gap <= standoff + tolerance)
     # A vertex left exactly on a face (where the last step put it) meets that face at
     # distance 0, or its ray slips past it (inside from behind, no way out ahead): either
     # way it rests on the face.
-    touching |= np.any((ahead == 0) | ((behind > 0) & ~inside), axis=0)
+    touching |= (ahead == 0) | ((behind > 0) & ~inside)
     # A push shorter than the touching tolerance is rounding, not penetration: touching.
     tiny = (length > 0) & (length <= TOUCH_TOLERANCE * sizes)
-    touching |= tiny.any(axis=0)
+    touching |= tiny
     return np.where(tiny, 0.0, length), touching
 
 
