@@ -20,6 +20,7 @@ from .folds import FoldGuard
 from .overshoot import Overshoot
 from .solver import Surface
 from .vectors import nonzero_rows, rows_differ
+from .volume import Volume
 
 #: ``find(positions (n, 3), among, within)``: the pushes (n, 3) out of the colliders and the
 #: touching flags (n,) of the vertices ``among`` (indices; every vertex when None), in the
@@ -35,6 +36,7 @@ def advance(
     guard: FoldGuard | None = None,
     overshoot: Overshoot | None = None,
     structure: bool = False,
+    volume: Volume | None = None,
 ) -> bool:
     """Respond for one frame of ``dt`` seconds. Returns False when nothing changed.
 
@@ -46,18 +48,54 @@ def advance(
     out of the container."""
     before = surface.positions
     push, touching = find(before, None, np.inf)
+    contact = None if volume is None else nonzero_rows(push) | touching  # (before _mend changes push)
     stepped = surface.step(push, dt, touching)
     if stepped:
-        _mend(surface, find, guard, before, push, structure)
-    if overshoot is None:  # (the default: nothing below runs, the frame is as it was)
+        held = _mend(surface, find, guard, before, push, structure)
+        if contact is not None:  # what the step put back in touches them too (a dent relaxing up into a ball)
+            contact |= held
+    if overshoot is None and volume is None:  # (the default: nothing below runs, the frame is as it was)
         return stepped
-    return _show_overshoot(surface, overshoot, find, dt, before) or stepped
+    changed = stepped
+    if overshoot is not None:
+        changed = _show_overshoot(surface, overshoot, find, dt, before) or changed
+    if volume is not None and contact is not None:
+        changed = _give_back_volume(surface, volume, find, before, overshoot, contact) or changed
+    return changed
+
+
+def shown(surface: Surface, overshoot: Overshoot | None, volume: Volume | None) -> np.ndarray | None:
+    """The positions a frame shows beyond the surface's own (None: the surface's)."""
+    if volume is not None and volume.shown is not None:
+        return volume.shown
+    return None if overshoot is None else overshoot.shown
+
+
+def _give_back_volume(
+    surface: Surface, volume: Volume, find: Find, before: np.ndarray, overshoot: Overshoot | None, contact: np.ndarray
+) -> bool:
+    """The shown positions with the volume given back (``Volume.give_back``), on the shown
+    positions only, as overshoot: the solver's state stays the kinematic response, so what is
+    given back is the deficit now, never accumulated. Returns whether the shown positions can
+    differ from the last frame's: whenever volume is given back (a collider may have moved
+    into the bulge while the surface held still), and once more when it stops."""
+    was_given = volume.shown is not None
+    base = shown(surface, overshoot, None)
+    base = surface.positions if base is None else base
+
+    def push_out(positions: np.ndarray, moved: np.ndarray) -> np.ndarray:
+        out, _touching = find(positions, moved.nonzero()[0], _furthest(positions - before, ~moved))
+        return out
+
+    volume.shown = volume.give_back(base, contact, push_out)
+    return volume.shown is not None or was_given
 
 
 def _mend(
     surface: Surface, find: Find, guard: FoldGuard | None, before: np.ndarray, push: np.ndarray, structure: bool
-) -> None:
-    """After a step: straighten folds, then push out what the step put back inside."""
+) -> np.ndarray:
+    """After a step: straighten folds, then push out what the step put back inside. Returns
+    which vertices the colliders pushed out or hold then, (n,) bool."""
     after = surface.positions
     moved = rows_differ(after, before)
     unfold = None if guard is None else guard.straighten(after, moved.nonzero()[0])
@@ -72,9 +110,10 @@ def _mend(
     if structure:
         pushed[:] = False
     moved &= ~pushed
-    again, _touching = find(after, moved.nonzero()[0], _furthest(after - before, pushed))
+    again, touching = find(after, moved.nonzero()[0], _furthest(after - before, pushed))
     if again.any():
         surface.correct(again)
+    return touching | nonzero_rows(again)
 
 
 def _show_overshoot(surface: Surface, overshoot: Overshoot, find: Find, dt: float, before: np.ndarray) -> bool:
