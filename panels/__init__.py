@@ -209,6 +209,28 @@ class VIEW3D_PT_collision_response_pressure(EnabledPanel):
         layout.prop(settings, "pressure_color")
 
 
+class VIEW3D_PT_collision_response_volume(EnabledPanel):
+    bl_label = "Volume"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw_header(self, context):
+        self.ui.prop(context.active_object.collision_response, "volume", text="")
+
+    def draw(self, context):
+        layout = self.ui
+        obj = context.active_object
+        settings = obj.collision_response
+        layout.use_property_split = True
+        layout.active = settings.volume
+        layout.prop(settings, "volume_reach")
+        state = simulation.get(obj)
+        if state is not None and state.volume is not None:  # what it keeps depends on the mesh
+            kept = "its enclosed volume (closed)" if state.volume.closed else "the volume displaced within Reach (open)"
+            layout.label(text=f"Keeps {kept}")
+        else:
+            layout.label(text="A closed mesh keeps its enclosed volume, an open one what it displaced")
+
+
 class VIEW3D_PT_collision_response_solver(EnabledPanel):
     bl_label = "Timing and Solver"
     bl_options = {"DEFAULT_CLOSED"}
@@ -231,6 +253,7 @@ classes = (
     VIEW3D_PT_collision_response_levels,
     VIEW3D_PT_collision_response_secondary,
     VIEW3D_PT_collision_response_pressure,
+    VIEW3D_PT_collision_response_volume,
     VIEW3D_PT_collision_response_solver,
 )
 
