@@ -83,11 +83,13 @@ def _give_back_volume(
     base = shown(surface, overshoot, None)
     base = surface.positions if base is None else base
 
-    def push_out(positions: np.ndarray, moved: np.ndarray) -> np.ndarray:
-        out, _touching = find(positions, moved.nonzero()[0], _furthest(positions - before, ~moved))
+    def push_out(positions: np.ndarray, among: np.ndarray) -> np.ndarray:
+        out, _touching = find(positions, among, _furthest_among(positions, before, among))
         return out
 
     volume.shown = volume.give_back(base, contact, push_out)
+    if volume.reused:  # a held press: the same positions as the last frame's
+        return False
     return volume.shown is not None or was_given
 
 
@@ -133,6 +135,11 @@ def _show_overshoot(surface: Surface, overshoot: Overshoot, find: Find, dt: floa
     shown += out
     overshoot.shown = shown
     return True
+
+
+def _furthest_among(positions: np.ndarray, before: np.ndarray, among: np.ndarray) -> float:
+    """How far any vertex of ``among`` (indices) is from where it was ``before``."""
+    return _furthest(positions[among] - before[among], np.zeros(among.size, dtype=bool))
 
 
 def _furthest(motion: np.ndarray, pushed: np.ndarray) -> float:

@@ -26,6 +26,7 @@ twice the dent is deep, so a reach too small to hold the volume gives back less,
 import numpy as np
 
 from .constants import NEGLIGIBLE
+from .vectors import nonzero_rows
 
 #: Rounds of giving back: a round's vertices the colliders push out are left out of the next.
 ROUNDS = 2
@@ -94,18 +95,18 @@ class Volume:
         self.size = float(np.linalg.norm(np.ptp(self.rest, axis=0))) or 1.0
         self.shown: np.ndarray | None = None  # the positions shown at the last frame (None: as given)
         self.given = 0.0  # the volume given back at the last frame (object units cubed)
+        self._last_source: tuple[np.ndarray, np.ndarray] | None = None  # a source and its distances
+        # What the last shown positions were made of: the positions, the contact, the ring.
+        self._made_of: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self.reused = False  # whether the last frame showed the frame before's positions again
 
-    def deficit(self, positions: np.ndarray, region: np.ndarray | None = None) -> float:
-        """The volume the response removed: for a closed mesh its enclosed volume's loss
-        against rest; for a sheet, minus the displaced volume over ``region`` (n,) bool."""
-        if self.closed:
-            return self.rest_volume - enclosed_volume(positions, self.triangles)
-        return -float((self.area * self.height(positions))[region].sum())
-
-    def height(self, positions: np.ndarray) -> np.ndarray:
-        """How far each vertex moved out along its rest normal (negative: in), (n,)."""
-        move = np.asarray(positions, dtype=np.float64) - self.rest
-        return np.einsum("ij,ij->i", move, self.normals)
+    def height(self, positions: np.ndarray, among: np.ndarray | None = None) -> np.ndarray:
+        """How far each vertex (of ``among``, indices; every one when None) moved out along its
+        rest normal (negative: in), (n,) or (len(among),)."""
+        if among is None:
+            return np.einsum("ij,ij->i", np.asarray(positions, dtype=np.float64) - self.rest, self.normals)
+        move = np.asarray(positions[among], dtype=np.float64) - self.rest[among]
+        return np.einsum("ij,ij->i", move, self.normals[among])
 
     def source(self, positions: np.ndarray, contact: np.ndarray) -> np.ndarray:
         """Where the volume was taken: the vertices in contact, or without contact (a dent
@@ -120,7 +121,10 @@ class Volume:
 
     def distance(self, source: np.ndarray) -> np.ndarray:
         """Each vertex's rest distance from ``source`` (n,) bool, within about ``SAMPLING``
-        of the reach; ``inf`` beyond the reach, 0 on the source."""
+        of the reach; ``inf`` beyond the reach, 0 on the source. (The last one is kept: a
+        held press asks again about the same contact every frame.)"""
+        if self._last_source is not None and np.array_equal(source, self._last_source[0]):
+            return self._last_source[1]
         distance = np.full(len(self.rest), np.inf)
         distance[source] = 0.0
         # Out of the source, the nearest source vertex is on its rim (an edge leaving it),
@@ -129,6 +133,7 @@ class Volume:
         leaving = source[a] != source[b]
         rim = np.unique(np.where(source[a[leaving]], a[leaving], b[leaving]))
         if rim.size == 0:
+            self._last_source = (source.copy(), distance)
             return distance
         cells = np.floor(self.rest[rim] / (SAMPLING * self.reach)).astype(np.int64)
         _cells, first = np.unique(cells, axis=0, return_index=True)
@@ -144,6 +149,7 @@ class Volume:
             squared = (p * p).sum(axis=1)[:, None] - 2.0 * p @ samples.T + squared_samples
             distance[chunk] = np.sqrt(np.maximum(squared.min(axis=1), 0.0))
         distance[distance > self.reach] = np.inf
+        self._last_source = (source.copy(), distance)
         return distance
 
     def falloff(self, distance: np.ndarray) -> np.ndarray:
@@ -153,16 +159,94 @@ class Volume:
         x = np.minimum(distance / self.reach, 1.0)
         return 16.0 * (x * (1.0 - x)) ** 2
 
-    def scale(self, positions: np.ndarray, direction: np.ndarray, wanted: float, region) -> float:
-        """How far to move along ``direction`` (n, 3) to give back ``wanted`` volume."""
-        if not self.closed:  # the displaced volume is linear in the move
-            gained = float((self.area * np.einsum("ij,ij->i", direction, self.normals))[region].sum())
-            return wanted / gained if abs(gained) > 0 else 0.0
-        # det(p + s u, q + s v, r + s w) / 6 over the triangles a move touches: a cubic in s.
-        t = self.triangles[(direction[self.triangles] != 0).any(axis=(1, 2))]
+    def _volume_of(self, positions: np.ndarray, triangles: np.ndarray) -> float:
+        """Six times the signed volume the ``triangles`` (t, 3) contribute at ``positions``."""
+        p = positions
+        a, b, c = (np.asarray(p[triangles[:, i]], dtype=np.float64) for i in range(3))
+        return float(np.einsum("ij,ij->", a, np.cross(b, c)))
+
+    def give_back(self, positions: np.ndarray, contact: np.ndarray, push_out) -> np.ndarray | None:
+        """The positions to show: ``positions`` (n, 3) with the volume the response removed
+        given back around ``contact`` (n,) bool, the vertices the colliders touched this
+        frame. ``push_out(shown, among)`` asks the colliders about the vertices ``among``
+        (indices) of ``shown`` and returns the pushes out (n, 3). Returns None when nothing
+        is given back (no contact, no dent, or nothing within reach)."""
+        if self._still(positions, contact, push_out):
+            self.reused = True
+            return self.shown
+        self.reused, self.given, self._made_of = False, 0.0, None
+        source = self.source(positions, contact)
+        if not source.any():
+            return None
+        distance = self.distance(source)
+        weight = self.falloff(distance)
+        ring = np.flatnonzero(weight > 0)  # the vertices that may rise (within the reach, out of contact)
+        if ring.size == 0:
+            return None
+        weight, normals = weight[ring], self.normals[ring]
+        if self.closed:  # only the triangles around the ring change the enclosed volume
+            near = np.zeros(len(self.rest), dtype=bool)
+            near[ring] = True
+            triangles = self.triangles[near[self.triangles].any(axis=1)]
+            others = enclosed_volume(positions, self.triangles) - self._volume_of(positions, triangles) / 6.0
+
+            def deficit(shown):
+                return self.rest_volume - others - self._volume_of(shown, triangles) / 6.0
+
+        else:  # the displaced volume over the region within the reach
+            region = np.flatnonzero(np.isfinite(distance))
+            area = self.area[region]
+
+            def deficit(shown):
+                return -float((area * self.height(shown, region)).sum())
+
+        start = deficit(positions)
+        if abs(start) <= (NEGLIGIBLE * self.size) ** 3:
+            return None
+        # No vertex is moved further than twice the dent is deep: bounded, and what a small
+        # reach cannot hold is not given back rather than thrown past the colliders.
+        depth = float(np.abs(self.height(positions)).max())
+        limit = TALLEST * depth
+        shown = np.array(positions, dtype=np.float32)
+        given = np.zeros(ring.size)  # how far each vertex rose along its normal so far
+        for _round in range(ROUNDS):
+            wanted = deficit(shown)
+            if not weight.any() or wanted == 0:
+                break
+            s = self._scale(shown, ring, weight, normals, wanted, triangles if self.closed else None)
+            step = np.clip(given + s * weight, -limit, limit) - given
+            parts = max(1, int(np.ceil(np.abs(step).max() / (PART * depth))))
+            stopped = self._rise(shown, ring, step[:, None] * normals, parts, push_out)
+            given += step
+            weight[stopped] = 0.0  # held by a collider: the next round gives its share to others
+            if not stopped.any():
+                break
+        self.given = start - deficit(shown)
+        self._made_of = (np.array(positions), contact.copy(), ring)
+        return shown
+
+    def _still(self, positions: np.ndarray, contact: np.ndarray, push_out) -> bool:
+        """Whether the last shown positions stand: made of the same positions and contact (a
+        held press), and none of the risen vertices is in a collider now (one may have moved
+        onto the bulge without touching the surface beneath)."""
+        if self._made_of is None or self.shown is None:
+            return False
+        made_of, touched, ring = self._made_of
+        if not (np.array_equal(contact, touched) and np.array_equal(positions, made_of)):
+            return False
+        return not push_out(self.shown, ring)[ring].any()
+
+    def _scale(self, positions, ring, weight, normals, wanted: float, triangles) -> float:
+        """How far to move ``ring``'s vertices along ``weight`` times their ``normals`` to give
+        back ``wanted`` volume (``triangles``: those around the ring, for a closed mesh)."""
+        if triangles is None:  # a sheet's displaced volume is linear in the move
+            gained = float((self.area[ring] * weight).sum())
+            return wanted / gained if gained > 0 else 0.0
+        direction = np.zeros((len(self.rest), 3))
+        direction[ring] = weight[:, None] * normals
+        # det(p + s u, q + s v, r + s w) / 6 over the triangles: a cubic in s.
         p = np.asarray(positions, dtype=np.float64)
-        x, u = (p[t[:, i]] for i in range(3)), (direction[t[:, i]] for i in range(3))
-        (a, b, c), (d, e, f) = x, u
+        (a, b, c), (d, e, f) = ([m[triangles[:, i]] for i in range(3)] for m in (p, direction))
 
         def det(x1, x2, x3):
             return float(np.einsum("ij,ij->", x1, np.cross(x2, x3)))
@@ -170,7 +254,7 @@ class Volume:
         linear = (det(d, b, c) + det(a, e, c) + det(a, b, f)) / 6.0
         square = (det(d, e, c) + det(d, b, f) + det(a, e, f)) / 6.0
         cubic = det(d, e, f) / 6.0
-        if abs(linear) <= 0:
+        if linear == 0:
             return 0.0
         s = wanted / linear
         for _ in range(8):  # Newton from the linear guess: the nearest root, to rounding
@@ -181,57 +265,22 @@ class Volume:
             s -= value / slope
         return s
 
-    def give_back(self, positions: np.ndarray, contact: np.ndarray, push_out) -> np.ndarray | None:
-        """The positions to show: ``positions`` (n, 3) with the volume the response removed
-        given back around ``contact`` (n,) bool, the vertices the colliders touched this
-        frame. ``push_out(shown, moved)`` asks the colliders about the ``moved`` (n,) bool
-        vertices of ``shown`` and returns the pushes out (n, 3). Returns None when nothing
-        is given back (no contact, no dent, or nothing within reach)."""
-        self.given = 0.0
-        source = self.source(positions, contact)
-        if not source.any():
-            return None
-        distance = self.distance(source)
-        region = None if self.closed else np.isfinite(distance)
-        weight = self.falloff(distance)
-        start = self.deficit(positions, region)
-        if abs(start) <= (NEGLIGIBLE * self.size) ** 3 or not weight.any():
-            return None
-        # No vertex is moved further than twice the dent is deep: bounded, and what a small
-        # reach cannot hold is not given back rather than thrown past the colliders.
-        limit = TALLEST * float(np.abs(self.height(positions)).max())
-        shown = np.array(positions, dtype=np.float32)
-        given = np.zeros(len(shown))  # how far each vertex was moved along its normal so far
-        for _round in range(ROUNDS):
-            moving = weight > 0
-            wanted = self.deficit(shown, region)
-            if not moving.any() or wanted == 0:
-                break
-            s = self.scale(shown, weight[:, None] * self.normals, wanted, region)
-            step = np.clip(given + s * weight, -limit, limit) - given
-            parts = max(1, int(np.ceil(np.abs(step).max() / (PART * limit / TALLEST))))
-            stopped = self._rise(shown, moving, step[:, None] * self.normals, parts, push_out)
-            given += step
-            weight[stopped] = 0.0  # held by a collider: the next round gives its share to others
-            if not stopped.any():
-                break
-        self.given = start - self.deficit(shown, region)
-        return shown
-
-    def _rise(self, shown: np.ndarray, moving: np.ndarray, move: np.ndarray, parts: int, push_out) -> np.ndarray:
-        """Move ``shown``'s ``moving`` vertices by ``move`` (n, 3) in ``parts`` equal parts,
-        asking the colliders after each: a vertex that meets one stops there, pushed out of
-        it (a whole move at once could carry a vertex through a thin part of a collider, out
-        of its far side, where no query would find it). Returns the stopped vertices."""
-        start = shown.copy()
-        stopped = np.zeros(len(shown), dtype=bool)
+    def _rise(self, shown: np.ndarray, ring: np.ndarray, move: np.ndarray, parts: int, push_out) -> np.ndarray:
+        """Move ``shown``'s ``ring`` vertices by ``move`` (len(ring), 3) in ``parts`` equal
+        parts, asking the colliders after each: a vertex that meets one stops there, pushed
+        out of it (a whole move at once could carry a vertex through a thin part of a
+        collider, out of its far side, where no query would find it). Returns which of the
+        ring stopped, (len(ring),) bool."""
+        start = shown[ring]
+        stopped = np.zeros(ring.size, dtype=bool)
         for part in range(1, parts + 1):
-            going = moving & ~stopped
-            if not going.any():
+            going = np.flatnonzero(~stopped)
+            if going.size == 0:
                 break
-            shown[going] = start[going] + (move[going] * (part / parts)).astype(np.float32)
-            out = push_out(shown, going)
-            pushed = (out != 0).any(axis=1)
-            shown[pushed] += out[pushed].astype(np.float32)
-            stopped |= pushed
+            index = ring[going]
+            shown[index] = start[going] + (move[going] * (part / parts)).astype(np.float32)
+            out = push_out(shown, index)[index]
+            pushed = nonzero_rows(out)
+            shown[index[pushed]] += out[pushed].astype(np.float32)
+            stopped[going[pushed]] = True
         return stopped
