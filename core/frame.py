@@ -9,7 +9,9 @@ collider, and friction can fold faces. So after the step, on the vertices it mov
    level alone (``Surface.correct``): nothing else moves, so one pass is enough.
 This is the thesis's answer for what a step leaves (section 5.6: apply the algorithm again
 until what the finest level must absorb is minimal), and why nothing ends inside a
-collider after relaxation, damping or bulging.
+collider after relaxation, damping or bulging. What is shown on top of the response,
+secondary motion (``core.overshoot``) and the volume given back (``core.volume``), is asked
+of the colliders the same way, on the shown positions only.
 """
 
 from collections.abc import Callable
@@ -42,18 +44,20 @@ def advance(
 
     With ``overshoot`` (secondary motion), the positions to show are ``overshoot.shown``
     (None: the surface's own): the surface's plus what the levels' followers add, kept out
-    of the colliders. ``structure``: the surface also meets an interior or a container
-    (``core.contact``), which hold it against a collider's push: the pushed vertices are
-    asked again too, since a push out of a collider can end inside a bone under the skin, or
-    out of the container."""
+    of the colliders. With ``volume`` (volume preservation), they are ``shown(surface,
+    overshoot, volume)``: those with the volume the response removed given back around the
+    contact (``core.volume``), kept out of the colliders. ``structure``: the surface also
+    meets an interior or a container (``core.contact``), which hold it against a collider's
+    push: the pushed vertices are asked again too, since a push out of a collider can end
+    inside a bone under the skin, or out of the container."""
     before = surface.positions
     push, touching = find(before, None, np.inf)
     contact = None if volume is None else nonzero_rows(push) | touching  # (before _mend changes push)
     stepped = surface.step(push, dt, touching)
     if stepped:
-        held = _mend(surface, find, guard, before, push, structure)
+        again, held = _mend(surface, find, guard, before, push, structure)
         if contact is not None:  # what the step put back in touches them too (a dent relaxing up into a ball)
-            contact |= held
+            contact |= held | nonzero_rows(again)
     if overshoot is None and volume is None:  # (the default: nothing below runs, the frame is as it was)
         return stepped
     changed = stepped
@@ -95,9 +99,9 @@ def _give_back_volume(
 
 def _mend(
     surface: Surface, find: Find, guard: FoldGuard | None, before: np.ndarray, push: np.ndarray, structure: bool
-) -> np.ndarray:
+) -> tuple[np.ndarray, np.ndarray]:
     """After a step: straighten folds, then push out what the step put back inside. Returns
-    which vertices the colliders pushed out or hold then, (n,) bool."""
+    the pushes out (n, 3) and which vertices the colliders hold then, (n,) bool."""
     after = surface.positions
     moved = rows_differ(after, before)
     unfold = None if guard is None else guard.straighten(after, moved.nonzero()[0])
@@ -115,7 +119,7 @@ def _mend(
     again, touching = find(after, moved.nonzero()[0], _furthest(after - before, pushed))
     if again.any():
         surface.correct(again)
-    return touching | nonzero_rows(again)
+    return again, touching
 
 
 def _show_overshoot(surface: Surface, overshoot: Overshoot, find: Find, dt: float, before: np.ndarray) -> bool:

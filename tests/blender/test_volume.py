@@ -7,6 +7,7 @@ import bpy
 import numpy as np
 import pytest
 from test_contact_holds import ball, enable, evaluated, inside_depth, keyed
+from test_rigged import RADIUS, elbow  # noqa: F401 (the rigged tests' arm, a fixture)
 from test_secondary import apply_preset
 
 LAST = 60
@@ -94,3 +95,21 @@ def test_keep_volume_is_off_by_default(addon):
     bpy.ops.mesh.primitive_uv_sphere_add()
     settings = bpy.context.active_object.collision_response
     assert not settings.volume and settings.volume_reach == pytest.approx(0.5)
+
+
+def test_a_rigged_arm_pressed_at_the_elbow_with_keep_volume_keeps_out_of_the_ball(elbow):  # noqa: F811
+    """The posed path: an arm bent by its armature while a ball presses the elbow (the rigged
+    tests' scene), Keep Volume on with Rubber: what rises is asked of the ball on the posed
+    surface, so nothing ends inside it, every frame; and volume was given back."""
+    scene, arm, sphere = elbow
+    bpy.ops.object.collision_response_enable()
+    apply_preset("Rubber")
+    arm.collision_response.volume, arm.collision_response.volume_reach = True, 0.3
+    for frame in range(1, 26):
+        scene.frame_set(frame)
+        centre = np.array(sphere.matrix_world.translation)
+        inside = RADIUS - np.linalg.norm(evaluated(arm) - centre, axis=1).min()
+        assert inside < 1e-3 * RADIUS, f"frame {frame}: {inside:.4f} inside"
+    from bl_ext.user_default.collision_response.blender import simulation
+
+    assert simulation.get(arm).volume.given > 0

@@ -147,7 +147,7 @@ def test_a_held_press_gives_back_the_same_volume_and_does_not_grow_over_200_fram
     rest = shown[0]
     height = (shown - rest)[:, :, 2]
     bulge = height.max(axis=1)
-    assert bulge[50] > 0.005  # a bulge around the dent (measured 1.5 cm)
+    assert bulge[50] > 0.05  # a ring around the dent (measured 10.7 cm: the coarse levels sink much of the sheet)
     assert np.abs(bulge[50:] - bulge[50]).max() <= 1e-6  # settled: the same, not growing
     assert np.abs(shown[-1] - shown[50]).max() <= 1e-6
     assert scene.volume is not None and scene.volume.given > 0
