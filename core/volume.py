@@ -85,14 +85,20 @@ class Volume:
         self.triangles = triangles_of(corners, sizes)
         t = self.triangles
         edges = np.sort(np.concatenate([t[:, [0, 1]], t[:, [1, 2]], t[:, [2, 0]]]), axis=1)
-        self.edges, uses = np.unique(edges, axis=0, return_counts=True)
+        edges, uses = np.unique(edges, axis=0, return_counts=True)
         self.closed = bool(len(t)) and bool((uses == 2).all())
+        # Each vertex's neighbours (CSR): the source's rim is read from its own vertices only.
+        ends = np.concatenate([edges, edges[:, ::-1]])
+        ends = ends[np.argsort(ends[:, 0], kind="stable")]
+        self._neighbours = ends[:, 1]
+        self._starts = np.searchsorted(ends[:, 0], np.arange(len(self.rest) + 1))
         self.rest_volume = enclosed_volume(self.rest, t) if self.closed else 0.0
         # Each vertex's share of the surface (a third of each triangle around it).
         a, b, c = (self.rest[t[:, i]] for i in range(3))
         third = np.linalg.norm(np.cross(b - a, c - a), axis=1) / 6.0
         self.area = np.bincount(t.ravel(), np.repeat(third, 3), minlength=len(self.rest))
         self.size = float(np.linalg.norm(np.ptp(self.rest, axis=0))) or 1.0
+        self._squared = np.einsum("ij,ij->i", self.rest, self.rest)  # |rest|^2, for distances
         self.shown: np.ndarray | None = None  # the positions shown at the last frame (None: as given)
         self.given = 0.0  # the volume given back at the last frame (object units cubed)
         self._last_source: tuple[np.ndarray, np.ndarray] | None = None  # a source and its distances
@@ -129,9 +135,11 @@ class Volume:
         distance[source] = 0.0
         # Out of the source, the nearest source vertex is on its rim (an edge leaving it),
         # sampled one per cell of a fine grid: a few hundred points, not the contact's all.
-        a, b = self.edges[:, 0], self.edges[:, 1]
-        leaving = source[a] != source[b]
-        rim = np.unique(np.where(source[a[leaving]], a[leaving], b[leaving]))
+        inner = np.flatnonzero(source)
+        count = self._starts[inner + 1] - self._starts[inner]
+        first = np.repeat(self._starts[inner] - (np.cumsum(count) - count), count)
+        neighbours = self._neighbours[first + np.arange(count.sum())]
+        rim = np.unique(np.repeat(inner, count)[~source[neighbours]])
         if rim.size == 0:
             self._last_source = (source.copy(), distance)
             return distance
@@ -139,15 +147,18 @@ class Volume:
         _cells, first = np.unique(cells, axis=0, return_index=True)
         samples = self.rest[rim[np.sort(first)]]
         low, high = samples.min(axis=0) - self.reach, samples.max(axis=0) + self.reach
-        near = ~source & ((self.rest >= low) & (self.rest <= high)).all(axis=1)
+        near = ~source
+        for axis in range(3):  # (column by column: no (n, 3) temporaries)
+            column = self.rest[:, axis]
+            near &= (column >= low[axis]) & (column <= high[axis])
         candidates = near.nonzero()[0]
+        # |p - q|^2 = |p|^2 - 2 p.q + |q|^2: the nearest sample is the least -2 p.q + |q|^2.
         squared_samples = (samples * samples).sum(axis=1)
         rows = max(1, CHUNK // len(samples))
         for begin in range(0, candidates.size, rows):  # chunks of vertices, each vectorized
             chunk = candidates[begin : begin + rows]
-            p = self.rest[chunk]
-            squared = (p * p).sum(axis=1)[:, None] - 2.0 * p @ samples.T + squared_samples
-            distance[chunk] = np.sqrt(np.maximum(squared.min(axis=1), 0.0))
+            nearest = (self.rest[chunk] @ (-2.0 * samples.T) + squared_samples).min(axis=1)
+            distance[chunk] = np.sqrt(np.maximum(nearest + self._squared[chunk], 0.0))
         distance[distance > self.reach] = np.inf
         self._last_source = (source.copy(), distance)
         return distance

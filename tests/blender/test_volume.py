@@ -3,6 +3,8 @@ Rubber preset squeezed between two balls, Keep Volume on in its settings, played
 ``scene.frame_set``: its evaluated enclosed volume within 2 % of rest every frame, nothing
 inside a ball, scrubbed back the same bits; the settings saved in the file."""
 
+import sys
+
 import bpy
 import numpy as np
 import pytest
@@ -113,3 +115,36 @@ def test_a_rigged_arm_pressed_at_the_elbow_with_keep_volume_keeps_out_of_the_bal
     from bl_ext.user_default.collision_response.blender import simulation
 
     assert simulation.get(arm).volume.given > 0
+
+
+class Recorder:
+    """A stand-in for a panel's layout: records what a panel's draw puts in it."""
+
+    def __init__(self):
+        self.props, self.labels = [], []
+
+    def prop(self, data, name, **options):
+        self.props.append(name)
+
+    def label(self, text=""):
+        self.labels.append(text)
+
+
+def test_the_volume_panel_shows_keep_volume_reach_and_what_is_kept(addon):
+    """The sidebar's Volume sub-panel, drawn: the checkbox in its header, the Reach, and once
+    the mesh responds, what it keeps (a closed sphere: its enclosed volume)."""
+    from types import SimpleNamespace
+
+    scene, _body, _balls = squeezed(volume=True)
+    panel = sys.modules[f"{addon.__name__}.panels"].VIEW3D_PT_collision_response_volume
+    assert panel.poll(bpy.context)
+    header, layout = Recorder(), Recorder()
+    panel.draw_header(SimpleNamespace(ui=header), bpy.context)
+    assert header.props == ["volume"]
+    panel.draw(SimpleNamespace(ui=layout), bpy.context)
+    assert layout.props == ["volume_reach"]
+    assert layout.labels == ["A closed mesh keeps its enclosed volume, an open one what it displaced"]
+    scene.frame_set(2)  # built: the panel says what this mesh keeps
+    layout = Recorder()
+    panel.draw(SimpleNamespace(ui=layout), bpy.context)
+    assert layout.labels == ["Keeps its enclosed volume (closed)"]
