@@ -17,8 +17,9 @@ from core.volume import Volume, enclosed_volume
 from scenes import grid_quads, grid_rest, uv_sphere
 
 #: Per level, coarse to fine (interpolated over the sphere's levels): an elastic profile (only
-#: the finer levels give way) and the Rubber preset's (the whole body gives way).
-PROFILES = {"elastic": [0.0, 0.0, 0.3, 1.0], "rubber": [0.2, 0.5, 0.6, 0.6]}
+#: the finer levels give way), the Rubber preset's (the whole body gives way) and the Flesh
+#: preset's (a bulging level: it gains volume).
+PROFILES = {"elastic": [0.0, 0.0, 0.3, 1.0], "rubber": [0.2, 0.5, 0.6, 0.6], "flesh": [0.0, -0.35, 0.3, 0.5]}
 BALL = 0.25  # the squeezing balls' radius; the sphere's is 0.5
 FRAMES = 72  # in over 1 s at 24 fps to 0.2 deep each side, held 1 s, out after 2 s
 
@@ -45,11 +46,12 @@ def squeeze(profile: str, reach: float | None, frames: int = FRAMES):
 
 
 @pytest.mark.parametrize(
-    ("profile", "reach"), [("elastic", 0.15), ("elastic", 0.3), ("elastic", 1.0), ("rubber", 0.3), ("rubber", 1.0)]
+    ("profile", "reach"),
+    [("elastic", 0.15), ("elastic", 0.3), ("elastic", 1.0), ("rubber", 0.3), ("rubber", 1.0), ("flesh", 0.3)],
 )
 def test_a_squeezed_closed_sphere_keeps_its_volume_within_2_percent_every_frame(profile, reach):
     """Pressed in, held, released: every frame (measured: within 0.26 % at a reach of 15 cm,
-    elastic; within 0.001 % at the others)."""
+    elastic; within 0.0001 % at the others). Flesh's bulge gains volume: given back inward."""
     shown, faces, _scene = squeeze(profile, reach)
     rest_volume = enclosed_volume(shown[0], faces)
     change = np.array([enclosed_volume(p, faces) / rest_volume - 1.0 for p in shown])
@@ -73,12 +75,17 @@ def test_a_reach_too_small_to_hold_the_volume_gives_back_what_it_can_and_no_spik
     assert (added <= 2.0 * deepest + 1e-6).all()
 
 
-@pytest.mark.parametrize(("profile", "lost"), [("elastic", 0.06), ("rubber", 0.2)])
+@pytest.mark.parametrize(("profile", "lost"), [("elastic", 0.06), ("rubber", 0.2), ("flesh", -0.02)])
 def test_without_volume_preservation_the_squeezed_sphere_loses_more_than_2_percent(profile, lost):
+    """Or gains more, with Flesh's bulge (measured: 8.0 % lost, elastic; 24.7 %, Rubber;
+    2.16 % gained, Flesh, as issue 21 measured in Blender, 2.6 %)."""
     shown, faces, _scene = squeeze(profile, None)
     rest_volume = enclosed_volume(shown[0], faces)
     change = np.array([enclosed_volume(p, faces) / rest_volume - 1.0 for p in shown])
-    assert change.min() < -lost  # measured: 8.0 % (elastic) and 24.7 % (rubber) lost
+    if lost > 0:
+        assert change.min() < -lost
+    else:
+        assert change.max() > -lost
 
 
 def test_volume_comes_back_within_the_reach_of_the_contact():
