@@ -4,7 +4,7 @@ from typing import cast
 
 import bpy
 
-from ..blender import curves, point_cache, pressure, simulation, sizes
+from ..blender import curves, point_cache, pressure, simulation, sizes, together
 from ..blender.presets import COLLISION_RESPONSE_MT_presets
 from ..blender.properties import MAX_LEVELS
 from .structure import COLLISION_RESPONSE_UL_interiors, draw_structure
@@ -224,7 +224,9 @@ class VIEW3D_PT_collision_response_volume(EnabledPanel):
         layout.active = settings.volume
         layout.prop(settings, "volume_reach")
         state = simulation.get(obj)
-        if state is not None and state.volume is not None:  # what it keeps depends on the mesh
+        if together.partners(obj):  # a group's frame is solved together, without it
+            layout.label(text="Not kept while soft against other meshes", icon="INFO")
+        elif state is not None and state.volume is not None:  # what it keeps depends on the mesh
             kept = "its enclosed volume (closed)" if state.volume.closed else "the volume displaced within Reach (open)"
             layout.label(text=f"Keeps {kept}")
         else:

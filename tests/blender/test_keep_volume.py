@@ -131,7 +131,7 @@ class Recorder:
     def prop(self, data, name, **options):
         self.props.append(name)
 
-    def label(self, text=""):
+    def label(self, text="", **options):
         self.labels.append(text)
 
 
