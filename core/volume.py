@@ -4,11 +4,11 @@ Harrison (1994, section 5.6) proposes it for the relaxation step: lengthen (or s
 elastic offsets to recover the volume the deformation lost. Here it is done on the shown
 surface, as secondary motion is (``core.overshoot``): after a frame's step the volume the
 response removed is measured and given back as one outward move of the vertices not in
-contact, along their rest normals, weighted by a smooth falloff of their distance from the
-contact (``reach``, scene units: how far from the contact the volume reappears; greatest
-at its rim, 0 from ``reach`` on). The solver's state stays the kinematic response, so what
-is given back is a function of the deficit now, never a sum over frames: a press held for
-ever does not grow it, and scrubbing shows exactly what was played.
+contact, along their rest normals, weighted by a smooth ring around the contact (``reach``,
+object units: how far from the contact the volume reappears; 0 at the contact, most at
+half the reach, 0 from the reach on). The solver's state stays the kinematic response, so
+what is given back is a function of the deficit now, never a sum over frames: a press held
+for ever does not grow it, and scrubbing shows exactly what was played.
 
 What is measured:
 - a closed mesh (every edge between two triangles): the enclosed volume, against rest; the
@@ -212,11 +212,12 @@ class Volume:
                 return -float((area * self.height(shown, region)).sum())
 
         start = deficit(positions)
-        if abs(start) <= (NEGLIGIBLE * self.size) ** 3:
-            return None
         # No vertex is moved further than twice the dent is deep: bounded, and what a small
         # reach cannot hold is not given back rather than thrown past the colliders.
         depth = float(np.abs(self.height(positions)).max())
+        # (A deficit within float32's rounding of the object's volume is none.)
+        if abs(start) <= NEGLIGIBLE * self.size**3 or depth <= 0:
+            return None
         limit = TALLEST * depth
         shown = np.array(positions, dtype=np.float32)
         given = np.zeros(ring.size)  # how far each vertex rose along its normal so far
@@ -227,7 +228,9 @@ class Volume:
             s = self._scale(shown, ring, weight, normals, wanted, triangles if self.closed else None)
             step = np.clip(given + s * weight, -limit, limit) - given
             parts = max(1, int(np.ceil(np.abs(step).max() / (PART * depth))))
-            stopped = self._rise(shown, ring, step[:, None] * normals, parts, push_out)
+            moving = np.flatnonzero(step)  # (a vertex stopped before rises no further)
+            stopped = np.zeros(ring.size, dtype=bool)
+            stopped[moving] = self._rise(shown, ring[moving], step[moving, None] * normals[moving], parts, push_out)
             given += step
             weight[stopped] = 0.0  # held by a collider: the next round gives its share to others
             if not stopped.any():
