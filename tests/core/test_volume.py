@@ -190,3 +190,22 @@ def test_random_paths_with_volume_on_keep_every_invariant_every_frame():
             runs.append(np.array(played))
         assert np.array_equal(runs[0], runs[1])
     assert worst > 0.5  # it was pressed (measured: 1.79 times the deepest reach at most)
+
+
+def test_without_a_press_nothing_is_given_back_and_the_frame_is_the_response_bit_for_bit():
+    """A ball passing above the sheet, never touching: every frame shows the solver's own
+    positions, the same bits as without volume preservation; a closed sphere reads as
+    closed, a sheet as open."""
+    rest = grid_rest(LEVEL)
+    t = np.arange(30) / 24
+    path = np.stack([t - 0.5, 0 * t, 0.5 + 0 * t], axis=1)
+    played = []
+    for reach in (None, 0.4):
+        surface = Surface(GridHierarchy(LEVEL), rest, LevelSettings.uniform(LEVEL + 1))
+        scene = Frames(surface, grid_quads(SIDE), [Ball(path, 0.3)], reach=reach)
+        played.append(np.array([scene.play(frame) for frame in range(len(t))]))
+        if reach is not None:
+            assert scene.volume is not None and not scene.volume.closed and scene.volume.shown is None
+    np.testing.assert_array_equal(played[0], played[1])
+    sphere, faces = uv_sphere(0.5, 16, 8)
+    assert Volume(sphere, faces.ravel(), np.full(len(faces), 3), sphere / 0.5, 0.2).closed
