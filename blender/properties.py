@@ -222,6 +222,22 @@ class COLLISION_RESPONSE_PG_settings(bpy.types.PropertyGroup):
         default=4.0,
         update=_changed,
     )
+    volume: BoolProperty(
+        name="Keep Volume",
+        description="Give back the volume a press takes: the surface around the contact rises (a closed mesh keeps "
+        "its enclosed volume, a sheet the volume it displaced within the Reach)",
+        default=False,
+        update=_changed,
+    )
+    volume_reach: FloatProperty(
+        name="Reach",
+        description="How far from the contact the volume reappears (scene units): a ring that rises most at half "
+        "this distance and fades out at it",
+        min=1e-4,
+        default=0.5,
+        subtype="DISTANCE",
+        update=_changed,
+    )
     absorption_group: StringProperty(
         name="Absorption Map",
         description="Vertex group scaling the absorption: weight 1 (or not in the group) is the curve's value, "

@@ -38,6 +38,8 @@ class COLLISION_RESPONSE_PG_settings(bpy.types.PropertyGroup):
     pressure_depth: float
     pressure_knee: float
     pressure_stiffening: float
+    volume: bool
+    volume_reach: float
     absorption_group: str
     response_time_group: str
     time_to_rest_group: str

@@ -20,13 +20,14 @@ import numpy as np
 
 from ..core import HierarchyCache, Surface, VertexNormals
 from ..core.folds import FoldGuard
-from ..core.frame import advance
+from ..core.frame import advance, shown
 from ..core.overshoot import Overshoot
 from ..core.played import PlayedFrames
 from ..core.pressure import PressureSettings
 from ..core.pressure import pressure as pressure_of
 from ..core.vectors import nonzero_rows
-from . import animated, curves, guard, mesh_data, posed, pressure, structure, together
+from ..core.volume import Volume
+from . import animated, curves, guard, mesh_data, posed, pressure, sizes, structure, together
 from .collision import CollisionQuery
 
 #: Meshes above this many vertices get a warning: the response still runs, slowly.
@@ -59,6 +60,12 @@ class Simulation:
     overshoot: Overshoot | None = None  # secondary motion, when a level's damping ratio is below 1
     pressure: PressureSettings | None = None  # when the pressure attribute is written
     pressures: PlayedFrames = field(default_factory=PlayedFrames)  # each frame's, (n,) float32
+    volume: Volume | None = None  # volume preservation, when on
+
+    @property
+    def shows_more(self) -> bool:
+        """Whether the key can show more than the solver's state (overshoot, volume)."""
+        return self.overshoot is not None or self.volume is not None
 
     def status(self) -> str:
         """What the panel says of it: the frames cached and what the last one cost."""
@@ -200,6 +207,9 @@ def _build(obj, scene) -> Simulation:
         simulation.pressure = PressureSettings(
             settings.pressure_law, settings.pressure_depth, settings.pressure_knee, settings.pressure_stiffening
         )
+    if settings.volume:  # the reach in object units, as the solver works
+        reach = settings.volume_reach / (sizes.scale(obj) or 1.0)
+        simulation.volume = Volume(rest, *topology[:2], normals, reach)
     if len(rest) > LARGE_MESH:
         simulation.warnings.append(f"'{obj.name}' has {len(rest):,} vertices: the response will be slow")
     for modifier in obj.modifiers:  # not followed: the colliders meet the mesh without it
@@ -310,15 +320,17 @@ def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.D
             # needs the guard.
             folds = simulation.folds if obj.collision_response.friction > 0 else None
             held = bool(obj.collision_response.interiors) or obj.collision_response.container is not None
-            moved = advance(surface, find, 1.0 / fps, folds, simulation.overshoot, structure=held)
+            moved = advance(
+                surface, find, 1.0 / fps, folds, simulation.overshoot, structure=held, volume=simulation.volume
+            )
         else:  # the start frame is the rest shape: it only shows the colliders to the query
             find(surface.positions, None, np.inf)  # (their motion is measured from there)
             moved = False
     # An idle step leaves the positions the last frame had (the same bits: no copy, no write).
     last = simulation.frames.last
     if moved or last is None:
-        shown = None if simulation.overshoot is None else simulation.overshoot.shown
-        last = surface.positions if shown is None or not moved else shown
+        more = shown(surface, simulation.overshoot, simulation.volume)
+        last = surface.positions if more is None or not moved else more
     simulation.frames.keep(frame, last)
     if simulation.pressure is not None:  # from the solver's elastic offsets, cached as the positions
         before = simulation.pressures.last
@@ -381,9 +393,9 @@ def finder(obj, simulation: Simulation, scene, depsgraph, weigh=None):
             contact = ask(positions, simulation.normals, among, lambda index: positions[index] - rest[index], within)
             return contact.displacement, contact.touching
         if among is None:  # the state the key holds already, when it does: no write
-            # (With overshoot the key shows more than the solver's state: written again.)
-            shown = simulation.frames.last
-            positions = positions if shown is None or simulation.overshoot is not None else shown
+            # (With overshoot or volume the key shows more than the solver's state: written again.)
+            last = simulation.frames.last
+            positions = positions if last is None or simulation.shows_more else last
             seen = _posed(obj, simulation, positions, depsgraph)
             first[:] = [(positions, seen)]
         else:  # only those the step can have brought near a collider (the query asks no others)

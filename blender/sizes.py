@@ -41,20 +41,20 @@ def level_spacings(obj) -> np.ndarray:
     return cached[1]
 
 
-def _scale(obj) -> float:
+def scale(obj) -> float:
     """How long a unit of the object is in the scene (its mean scale)."""
     return float(np.mean(np.abs(obj.matrix_world.to_scale())))
 
 
 def level_sizes(obj) -> np.ndarray:
     """The size of the feature each level moves, in scene units, coarse to fine."""
-    return level_spacings(obj) * _scale(obj)
+    return level_spacings(obj) * scale(obj)
 
 
 def object_size(obj) -> float:
     """The object's size in scene units: its rest shape's bounding-box diagonal (what the
     Yield Limit is a share of)."""
-    return float(np.linalg.norm(np.ptp(mesh_data.rest_positions(obj), axis=0))) * _scale(obj)
+    return float(np.linalg.norm(np.ptp(mesh_data.rest_positions(obj), axis=0))) * scale(obj)
 
 
 def length(value: float, scene) -> str:

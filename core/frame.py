@@ -9,7 +9,9 @@ collider, and friction can fold faces. So after the step, on the vertices it mov
    level alone (``Surface.correct``): nothing else moves, so one pass is enough.
 This is the thesis's answer for what a step leaves (section 5.6: apply the algorithm again
 until what the finest level must absorb is minimal), and why nothing ends inside a
-collider after relaxation, damping or bulging.
+collider after relaxation, damping or bulging. What is shown on top of the response,
+secondary motion (``core.overshoot``) and the volume given back (``core.volume``), is asked
+of the colliders the same way, on the shown positions only.
 """
 
 from collections.abc import Callable
@@ -20,6 +22,7 @@ from .folds import FoldGuard
 from .overshoot import Overshoot
 from .solver import Surface
 from .vectors import nonzero_rows, rows_differ
+from .volume import Volume
 
 #: ``find(positions (n, 3), among, within)``: the pushes (n, 3) out of the colliders and the
 #: touching flags (n,) of the vertices ``among`` (indices; every vertex when None), in the
@@ -35,29 +38,70 @@ def advance(
     guard: FoldGuard | None = None,
     overshoot: Overshoot | None = None,
     structure: bool = False,
+    volume: Volume | None = None,
 ) -> bool:
     """Respond for one frame of ``dt`` seconds. Returns False when nothing changed.
 
     With ``overshoot`` (secondary motion), the positions to show are ``overshoot.shown``
     (None: the surface's own): the surface's plus what the levels' followers add, kept out
-    of the colliders. ``structure``: the surface also meets an interior or a container
-    (``core.contact``), which hold it against a collider's push: the pushed vertices are
-    asked again too, since a push out of a collider can end inside a bone under the skin, or
-    out of the container."""
+    of the colliders. With ``volume`` (volume preservation), they are ``shown(surface,
+    overshoot, volume)``: those with the volume the response removed given back around the
+    contact (``core.volume``), kept out of the colliders. ``structure``: the surface also
+    meets an interior or a container (``core.contact``), which hold it against a collider's
+    push: the pushed vertices are asked again too, since a push out of a collider can end
+    inside a bone under the skin, or out of the container."""
     before = surface.positions
     push, touching = find(before, None, np.inf)
+    contact = None if volume is None else nonzero_rows(push) | touching  # (before _mend changes push)
     stepped = surface.step(push, dt, touching)
     if stepped:
-        _mend(surface, find, guard, before, push, structure)
-    if overshoot is None:  # (the default: nothing below runs, the frame is as it was)
+        again, held = _mend(surface, find, guard, before, push, structure)
+        if contact is not None:  # what the step put back in touches them too (a dent relaxing up into a ball)
+            contact |= held | nonzero_rows(again)
+    if overshoot is None and volume is None:  # (the default: nothing below runs, the frame is as it was)
         return stepped
-    return _show_overshoot(surface, overshoot, find, dt, before) or stepped
+    changed = stepped
+    if overshoot is not None:
+        changed = _show_overshoot(surface, overshoot, find, dt, before) or changed
+    if volume is not None and contact is not None:
+        changed = _give_back_volume(surface, volume, find, before, overshoot, contact) or changed
+    return changed
+
+
+def shown(surface: Surface, overshoot: Overshoot | None, volume: Volume | None) -> np.ndarray | None:
+    """The positions a frame shows beyond the surface's own (None: the surface's)."""
+    if volume is not None and volume.shown is not None:
+        return volume.shown
+    return None if overshoot is None else overshoot.shown
+
+
+def _give_back_volume(
+    surface: Surface, volume: Volume, find: Find, before: np.ndarray, overshoot: Overshoot | None, contact: np.ndarray
+) -> bool:
+    """The shown positions with the volume given back (``Volume.give_back``), on the shown
+    positions only, as overshoot: the solver's state stays the kinematic response, so what is
+    given back is the deficit now, never accumulated. Returns whether the shown positions can
+    differ from the last frame's: whenever volume is given back (a collider may have moved
+    into the bulge while the surface held still), and once more when it stops."""
+    was_given = volume.shown is not None
+    base = shown(surface, overshoot, None)
+    base = surface.positions if base is None else base
+
+    def push_out(positions: np.ndarray, among: np.ndarray) -> np.ndarray:
+        out, _touching = find(positions, among, _furthest_among(positions, before, among))
+        return out
+
+    volume.shown = volume.give_back(base, contact, push_out)
+    if volume.reused:  # a held press: the same positions as the last frame's
+        return False
+    return volume.shown is not None or was_given
 
 
 def _mend(
     surface: Surface, find: Find, guard: FoldGuard | None, before: np.ndarray, push: np.ndarray, structure: bool
-) -> None:
-    """After a step: straighten folds, then push out what the step put back inside."""
+) -> tuple[np.ndarray, np.ndarray]:
+    """After a step: straighten folds, then push out what the step put back inside. Returns
+    the pushes out (n, 3) and which vertices the colliders hold then, (n,) bool."""
     after = surface.positions
     moved = rows_differ(after, before)
     unfold = None if guard is None else guard.straighten(after, moved.nonzero()[0])
@@ -72,9 +116,10 @@ def _mend(
     if structure:
         pushed[:] = False
     moved &= ~pushed
-    again, _touching = find(after, moved.nonzero()[0], _furthest(after - before, pushed))
+    again, touching = find(after, moved.nonzero()[0], _furthest(after - before, pushed))
     if again.any():
         surface.correct(again)
+    return again, touching
 
 
 def _show_overshoot(surface: Surface, overshoot: Overshoot, find: Find, dt: float, before: np.ndarray) -> bool:
@@ -94,6 +139,11 @@ def _show_overshoot(surface: Surface, overshoot: Overshoot, find: Find, dt: floa
     shown += out
     overshoot.shown = shown
     return True
+
+
+def _furthest_among(positions: np.ndarray, before: np.ndarray, among: np.ndarray) -> float:
+    """How far any vertex of ``among`` (indices) is from where it was ``before``."""
+    return _furthest(positions[among] - before[among], np.zeros(among.size, dtype=bool))
 
 
 def _furthest(motion: np.ndarray, pushed: np.ndarray) -> float:

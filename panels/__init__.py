@@ -4,7 +4,7 @@ from typing import cast
 
 import bpy
 
-from ..blender import curves, point_cache, pressure, simulation, sizes
+from ..blender import curves, point_cache, pressure, simulation, sizes, together
 from ..blender.presets import COLLISION_RESPONSE_MT_presets
 from ..blender.properties import MAX_LEVELS
 from .structure import COLLISION_RESPONSE_UL_interiors, draw_structure
@@ -209,6 +209,30 @@ class VIEW3D_PT_collision_response_pressure(EnabledPanel):
         layout.prop(settings, "pressure_color")
 
 
+class VIEW3D_PT_collision_response_volume(EnabledPanel):
+    bl_label = "Volume"
+    bl_options = {"DEFAULT_CLOSED"}
+
+    def draw_header(self, context):
+        self.ui.prop(context.active_object.collision_response, "volume", text="")
+
+    def draw(self, context):
+        layout = self.ui
+        obj = context.active_object
+        settings = obj.collision_response
+        layout.use_property_split = True
+        layout.active = settings.volume
+        layout.prop(settings, "volume_reach")
+        state = simulation.get(obj)
+        if together.partners(obj):  # a group's frame is solved together, without it
+            layout.label(text="Not kept while soft against other meshes", icon="INFO")
+        elif state is not None and state.volume is not None:  # what it keeps depends on the mesh
+            kept = "its enclosed volume (closed)" if state.volume.closed else "the volume displaced within Reach (open)"
+            layout.label(text=f"Keeps {kept}")
+        else:
+            layout.label(text="A closed mesh keeps its enclosed volume, an open one what it displaced")
+
+
 class VIEW3D_PT_collision_response_solver(EnabledPanel):
     bl_label = "Timing and Solver"
     bl_options = {"DEFAULT_CLOSED"}
@@ -231,6 +255,7 @@ classes = (
     VIEW3D_PT_collision_response_levels,
     VIEW3D_PT_collision_response_secondary,
     VIEW3D_PT_collision_response_pressure,
+    VIEW3D_PT_collision_response_volume,
     VIEW3D_PT_collision_response_solver,
 )
 

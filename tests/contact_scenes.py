@@ -7,7 +7,8 @@ import numpy as np
 from core import Surface, VertexNormals
 from core.contact import Colliders, Contacts
 from core.folds import FoldGuard
-from core.frame import advance
+from core.frame import advance, shown
+from core.volume import Volume
 
 
 class Ball:
@@ -85,15 +86,19 @@ class Frames:
     pushes of the vertices near them, the surface steps, and whatever the step put back
     inside a collider (relaxation, damping, bulging) is pushed out again."""
 
-    def __init__(self, surface: Surface, faces, colliders, friction=0.0, standoff=0.0, fps=24.0, overshoot=None):
+    def __init__(
+        self, surface: Surface, faces, colliders, friction=0.0, standoff=0.0, fps=24.0, overshoot=None, reach=None
+    ):
         """``faces``: (f, c) vertex indices of the surface's polygons, each of c corners;
         ``overshoot``: a ``core.overshoot.Overshoot`` of the surface (its shown positions are
-        played)."""
+        played); ``reach``: volume preservation on, giving back within that distance of the
+        contact (``self.volume``, a ``core.volume.Volume``)."""
         self.overshoot = overshoot
         rest = surface.positions.astype(np.float64)
         faces = np.asarray(faces)
         corners, sizes = faces.ravel(), np.full(len(faces), faces.shape[1])
         self.normals = VertexNormals(len(rest), corners, sizes)(rest, np.arange(len(rest)))
+        self.volume = None if reach is None else Volume(rest, corners, sizes, self.normals, reach)
         self.guard = FoldGuard(rest, corners, sizes, self.normals)
         self.surface, self.colliders = surface, colliders
         self.friction, self.standoff, self.dt = friction, standoff, 1.0 / fps
@@ -105,9 +110,9 @@ class Frames:
     def play(self, frame: int) -> np.ndarray:
         """Bring the colliders to ``frame`` and respond; returns the positions (n, 3)."""
         self.motions = np.array([c.at(frame) for c in self.colliders])
-        advance(self.surface, self.query, self.dt, self.guard, self.overshoot)
-        shown = None if self.overshoot is None else self.overshoot.shown
-        return (self.surface.positions if shown is None else shown).astype(np.float64)
+        advance(self.surface, self.query, self.dt, self.guard, self.overshoot, volume=self.volume)
+        extra = shown(self.surface, self.overshoot, self.volume)
+        return (self.surface.positions if extra is None else extra).astype(np.float64)
 
     def query(self, positions: np.ndarray, among: np.ndarray | None = None, within: float = np.inf):
         """Pushes (n, 3) and touching flags (n,) of the vertices near a collider (``among``):

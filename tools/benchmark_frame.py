@@ -164,6 +164,7 @@ class Case:
     last: int = 30
     pressure: bool = False  # the pressure attribute written every frame
     still: bool = False  # every damping ratio 1 after the preset: no overshoot
+    volume: float = 0.0  # Keep Volume on with this reach (0: off)
 
 
 SINKING, HELD, SETTLED = (4, 15), (18, 30), (46, 60)
@@ -187,6 +188,8 @@ CASES = [
     ),
     Case("100k-jelly", "100k mesh, Jelly (overshoot)", 316, {"sinking": SINKING, "held": HELD}, preset="Jelly"),
     Case("100k-pressure", "100k mesh, pressure written", 316, {"sinking": SINKING, "held": HELD}, pressure=True),
+    # Keep Volume (reach 50 cm, the default) against 100k.
+    Case("100k-volume", "100k mesh, Keep Volume", 316, {"sinking": SINKING, "held": HELD}, volume=0.5),
 ]
 QUICK_CASES = ["66k", "100k"]
 PASSES = ("on", "off", "shrinkwrap on", "shrinkwrap off")
@@ -237,6 +240,9 @@ class Bench:
             self.grid.collision_response.pressure = True
         if case.still:
             self.grid.collision_response.profiles = {"damping_ratio": [1.0]}
+        if case.volume:
+            self.grid.collision_response.volume = True
+            self.grid.collision_response.volume_reach = case.volume
         self.helpers: list = []  # the add-on's ray-cast helpers, once it made them
 
     def _play(self, obj, check=None) -> list[float]:

@@ -1,0 +1,300 @@
+"""Volume preservation: the volume a press removed, given back around the contact.
+
+Harrison (1994, section 5.6) proposes it for the relaxation step: lengthen (or shorten) the
+elastic offsets to recover the volume the deformation lost. Here it is done on the shown
+surface, as secondary motion is (``core.overshoot``): after a frame's step the volume the
+response removed is measured and given back as one outward move of the vertices not in
+contact, along their rest normals, weighted by a smooth ring around the contact (``reach``,
+object units: how far from the contact the volume reappears; 0 at the contact, most at
+half the reach, 0 from the reach on). The solver's state stays the kinematic response, so
+what is given back is a function of the deficit now, never a sum over frames: a press held
+for ever does not grow it, and scrubbing shows exactly what was played.
+
+What is measured:
+- a closed mesh (every edge between two triangles): the enclosed volume, against rest; the
+  move's size is the root of a cubic (the volume of moved triangles is cubic in it), so it
+  is exact before the colliders are asked;
+- an open sheet: the displaced volume over the region within ``reach`` of the contact, the
+  sum of each vertex's move along its rest normal times its area (linear in the move).
+
+The move is made in a few parts, the colliders asked after each (as for overshoot): a vertex
+that meets one stops there, pushed out of it, and takes no further part; what it did not
+give is given by the others in a second round (``ROUNDS``). No vertex moves further than
+twice the dent is deep, so a reach too small to hold the volume gives back less, never a spike.
+"""
+
+import numpy as np
+
+from .constants import NEGLIGIBLE
+from .vectors import nonzero_rows
+
+#: Rounds of giving back: a round's vertices the colliders push out are left out of the next.
+ROUNDS = 2
+#: The most a vertex is moved, as a multiple of the dent's depth (the deepest any vertex
+#: moved along its rest normal).
+TALLEST = 2.0
+#: A round's move is made in parts no longer than this share of the dent's depth, the
+#: colliders asked after each: a collider thinner than that where a vertex rises can be
+#: passed (as one thinner than its own motion in a frame can pass the surface).
+PART = 0.25
+#: The contact's rim is sampled this finely (a share of the reach) to measure distances from
+#: it: a vertex's distance is off by at most this much of the reach.
+SAMPLING = 1.0 / 8.0
+#: Rows of the distance matrix computed at once (bounded memory on dense meshes).
+CHUNK = 1 << 21
+#: Without contact (a dent springing back), the dent is where the surface went in by at least
+#: this share of its deepest.
+DENT = 0.5
+
+
+def triangles_of(corners: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Polygons as Blender stores them (loops, corners per face), fanned into triangles (t, 3)."""
+    corners, sizes = np.asarray(corners, dtype=np.int64), np.asarray(sizes, dtype=np.int64)
+    starts = np.cumsum(sizes) - sizes
+    fans = [np.zeros((0, 3), dtype=np.int64)]
+    for i in range(1, int(sizes.max(initial=0)) - 1):  # per corner count, not per face
+        big = sizes > i + 1
+        fans.append(np.stack([corners[starts[big]], corners[starts[big] + i], corners[starts[big] + i + 1]], 1))
+    return np.concatenate(fans)
+
+
+def enclosed_volume(positions: np.ndarray, triangles: np.ndarray) -> float:
+    """The signed volume (divergence theorem) of a closed mesh wound outward."""
+    p = np.asarray(positions, dtype=np.float64)
+    a, b, c = p[triangles[:, 0]], p[triangles[:, 1]], p[triangles[:, 2]]
+    return float(np.einsum("ij,ij->i", a, np.cross(b, c)).sum() / 6.0)
+
+
+class Volume:
+    """Volume preservation for one surface, built once per topology and rest shape.
+
+    Parameters
+    ----------
+    rest : (n, 3) float, rest positions
+    corners, sizes : the polygons (Blender's loops and corners per face)
+    normals : (n, 3) float, the rest shape's unit vertex normals (the direction given back)
+    reach : how far from the contact the volume reappears (object units, > 0)
+    """
+
+    def __init__(self, rest: np.ndarray, corners: np.ndarray, sizes: np.ndarray, normals: np.ndarray, reach: float):
+        if not reach > 0:
+            raise ValueError(f"reach must be positive, got {reach}")
+        self.rest = np.asarray(rest, dtype=np.float64)
+        self.normals = np.asarray(normals, dtype=np.float64)
+        self.reach = float(reach)
+        self.triangles = triangles_of(corners, sizes)
+        t = self.triangles
+        edges = np.sort(np.concatenate([t[:, [0, 1]], t[:, [1, 2]], t[:, [2, 0]]]), axis=1)
+        edges, uses = np.unique(edges, axis=0, return_counts=True)
+        self.closed = bool(len(t)) and bool((uses == 2).all())
+        # Each vertex's neighbours (CSR): the source's rim is read from its own vertices only.
+        ends = np.concatenate([edges, edges[:, ::-1]])
+        ends = ends[np.argsort(ends[:, 0], kind="stable")]
+        self._neighbours = ends[:, 1]
+        self._starts = np.searchsorted(ends[:, 0], np.arange(len(self.rest) + 1))
+        self.rest_volume = enclosed_volume(self.rest, t) if self.closed else 0.0
+        # Each vertex's share of the surface (a third of each triangle around it).
+        a, b, c = (self.rest[t[:, i]] for i in range(3))
+        third = np.linalg.norm(np.cross(b - a, c - a), axis=1) / 6.0
+        self.area = np.bincount(t.ravel(), np.repeat(third, 3), minlength=len(self.rest))
+        self.size = float(np.linalg.norm(np.ptp(self.rest, axis=0))) or 1.0
+        self._squared = np.einsum("ij,ij->i", self.rest, self.rest)  # |rest|^2, for distances
+        self.shown: np.ndarray | None = None  # the positions shown at the last frame (None: as given)
+        self.given = 0.0  # the volume given back at the last frame (object units cubed)
+        self._last_source: tuple[np.ndarray, np.ndarray] | None = None  # a source and its distances
+        # What the last shown positions were made of: the positions, the contact, the ring.
+        self._made_of: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self.reused = False  # whether the last frame showed the frame before's positions again
+
+    def height(self, positions: np.ndarray, among: np.ndarray | None = None) -> np.ndarray:
+        """How far each vertex (of ``among``, indices; every one when None) moved out along its
+        rest normal (negative: in), (n,) or (len(among),)."""
+        if among is None:
+            return np.einsum("ij,ij->i", np.asarray(positions, dtype=np.float64) - self.rest, self.normals)
+        move = np.asarray(positions[among], dtype=np.float64) - self.rest[among]
+        return np.einsum("ij,ij->i", move, self.normals[among])
+
+    def source(self, positions: np.ndarray, contact: np.ndarray) -> np.ndarray:
+        """Where the volume was taken: the vertices in contact, or without contact (a dent
+        springing back) the dent's deepest part. (n,) bool."""
+        if contact.any():
+            return contact
+        depth = np.abs(self.height(positions))
+        deepest = depth.max(initial=0.0)
+        if deepest <= NEGLIGIBLE * self.size:
+            return contact
+        return depth >= DENT * deepest
+
+    def distance(self, source: np.ndarray) -> np.ndarray:
+        """Each vertex's rest distance from ``source`` (n,) bool, within about ``SAMPLING``
+        of the reach; ``inf`` beyond the reach, 0 on the source. (The last one is kept: a
+        held press asks again about the same contact every frame.)"""
+        if self._last_source is not None and np.array_equal(source, self._last_source[0]):
+            return self._last_source[1]
+        distance = np.full(len(self.rest), np.inf)
+        distance[source] = 0.0
+        # Out of the source, the nearest source vertex is on its rim (an edge leaving it),
+        # sampled one per cell of a fine grid: a few hundred points, not the contact's all.
+        inner = np.flatnonzero(source)
+        count = self._starts[inner + 1] - self._starts[inner]
+        first = np.repeat(self._starts[inner] - (np.cumsum(count) - count), count)
+        neighbours = self._neighbours[first + np.arange(count.sum())]
+        rim = np.unique(np.repeat(inner, count)[~source[neighbours]])
+        if rim.size == 0:
+            self._last_source = (source.copy(), distance)
+            return distance
+        cells = np.floor(self.rest[rim] / (SAMPLING * self.reach)).astype(np.int64)
+        _cells, first = np.unique(cells, axis=0, return_index=True)
+        samples = self.rest[rim[np.sort(first)]]
+        low, high = samples.min(axis=0) - self.reach, samples.max(axis=0) + self.reach
+        near = ~source
+        for axis in range(3):  # (column by column: no (n, 3) temporaries)
+            column = self.rest[:, axis]
+            near &= (column >= low[axis]) & (column <= high[axis])
+        candidates = near.nonzero()[0]
+        # |p - q|^2 = |p|^2 - 2 p.q + |q|^2: the nearest sample is the least -2 p.q + |q|^2.
+        squared_samples = (samples * samples).sum(axis=1)
+        rows = max(1, CHUNK // len(samples))
+        for begin in range(0, candidates.size, rows):  # chunks of vertices, each vectorized
+            chunk = candidates[begin : begin + rows]
+            nearest = (self.rest[chunk] @ (-2.0 * samples.T) + squared_samples).min(axis=1)
+            distance[chunk] = np.sqrt(np.maximum(nearest + self._squared[chunk], 0.0))
+        distance[distance > self.reach] = np.inf
+        self._last_source = (source.copy(), distance)
+        return distance
+
+    def falloff(self, distance: np.ndarray) -> np.ndarray:
+        """The weight of each vertex's share, (n,): a smooth ring, 0 at the contact (the
+        vertices beside it lie under the collider, which a tall move there would meet or
+        pass), 1 half the reach from it, 0 again from the reach on."""
+        x = np.minimum(distance / self.reach, 1.0)
+        return 16.0 * (x * (1.0 - x)) ** 2
+
+    def _volume_of(self, positions: np.ndarray, triangles: np.ndarray) -> float:
+        """Six times the signed volume the ``triangles`` (t, 3) contribute at ``positions``."""
+        p = positions
+        a, b, c = (np.asarray(p[triangles[:, i]], dtype=np.float64) for i in range(3))
+        return float(np.einsum("ij,ij->", a, np.cross(b, c)))
+
+    def give_back(self, positions: np.ndarray, contact: np.ndarray, push_out) -> np.ndarray | None:
+        """The positions to show: ``positions`` (n, 3) with the volume the response removed
+        given back around ``contact`` (n,) bool, the vertices the colliders touched this
+        frame. ``push_out(shown, among)`` asks the colliders about the vertices ``among``
+        (indices) of ``shown`` and returns the pushes out (n, 3). Returns None when nothing
+        is given back (no contact, no dent, or nothing within reach)."""
+        if self._still(positions, contact, push_out):
+            self.reused = True
+            return self.shown
+        self.reused, self.given, self._made_of = False, 0.0, None
+        source = self.source(positions, contact)
+        if not source.any():
+            return None
+        distance = self.distance(source)
+        weight = self.falloff(distance)
+        ring = np.flatnonzero(weight > 0)  # the vertices that may rise (within the reach, out of contact)
+        if ring.size == 0:
+            return None
+        weight, normals = weight[ring], self.normals[ring]
+        if self.closed:  # only the triangles around the ring change the enclosed volume
+            near = np.zeros(len(self.rest), dtype=bool)
+            near[ring] = True
+            triangles = self.triangles[near[self.triangles].any(axis=1)]
+            others = enclosed_volume(positions, self.triangles) - self._volume_of(positions, triangles) / 6.0
+
+            def deficit(shown):
+                return self.rest_volume - others - self._volume_of(shown, triangles) / 6.0
+
+        else:  # the displaced volume over the region within the reach
+            region = np.flatnonzero(np.isfinite(distance))
+            area = self.area[region]
+
+            def deficit(shown):
+                return -float((area * self.height(shown, region)).sum())
+
+        start = deficit(positions)
+        # No vertex is moved further than twice the dent is deep: bounded, and what a small
+        # reach cannot hold is not given back rather than thrown past the colliders.
+        depth = float(np.abs(self.height(positions)).max())
+        # (A deficit within float32's rounding of the object's volume is none.)
+        if abs(start) <= NEGLIGIBLE * self.size**3 or depth <= 0:
+            return None
+        limit = TALLEST * depth
+        shown = np.array(positions, dtype=np.float32)
+        given = np.zeros(ring.size)  # how far each vertex rose along its normal so far
+        for _round in range(ROUNDS):
+            wanted = deficit(shown)
+            if not weight.any() or wanted == 0:
+                break
+            s = self._scale(shown, ring, weight, normals, wanted, triangles if self.closed else None)
+            step = np.clip(given + s * weight, -limit, limit) - given
+            parts = max(1, int(np.ceil(np.abs(step).max() / (PART * depth))))
+            moving = np.flatnonzero(step)  # (a vertex stopped before rises no further)
+            stopped = np.zeros(ring.size, dtype=bool)
+            stopped[moving] = self._rise(shown, ring[moving], step[moving, None] * normals[moving], parts, push_out)
+            given += step
+            weight[stopped] = 0.0  # held by a collider: the next round gives its share to others
+            if not stopped.any():
+                break
+        self.given = start - deficit(shown)
+        self._made_of = (np.array(positions), contact.copy(), ring)
+        return shown
+
+    def _still(self, positions: np.ndarray, contact: np.ndarray, push_out) -> bool:
+        """Whether the last shown positions stand: made of the same positions and contact (a
+        held press), and none of the risen vertices is in a collider now (one may have moved
+        onto the bulge without touching the surface beneath)."""
+        if self._made_of is None or self.shown is None:
+            return False
+        made_of, touched, ring = self._made_of
+        if not (np.array_equal(contact, touched) and np.array_equal(positions, made_of)):
+            return False
+        return not push_out(self.shown, ring)[ring].any()
+
+    def _scale(self, positions, ring, weight, normals, wanted: float, triangles) -> float:
+        """How far to move ``ring``'s vertices along ``weight`` times their ``normals`` to give
+        back ``wanted`` volume (``triangles``: those around the ring, for a closed mesh)."""
+        if triangles is None:  # a sheet's displaced volume is linear in the move
+            gained = float((self.area[ring] * weight).sum())
+            return wanted / gained if gained > 0 else 0.0
+        direction = np.zeros((len(self.rest), 3))
+        direction[ring] = weight[:, None] * normals
+        # det(p + s u, q + s v, r + s w) / 6 over the triangles: a cubic in s.
+        p = np.asarray(positions, dtype=np.float64)
+        (a, b, c), (d, e, f) = ([m[triangles[:, i]] for i in range(3)] for m in (p, direction))
+
+        def det(x1, x2, x3):
+            return float(np.einsum("ij,ij->", x1, np.cross(x2, x3)))
+
+        linear = (det(d, b, c) + det(a, e, c) + det(a, b, f)) / 6.0
+        square = (det(d, e, c) + det(d, b, f) + det(a, e, f)) / 6.0
+        cubic = det(d, e, f) / 6.0
+        if linear == 0:
+            return 0.0
+        s = wanted / linear
+        for _ in range(8):  # Newton from the linear guess: the nearest root, to rounding
+            value = ((cubic * s + square) * s + linear) * s - wanted
+            slope = (3.0 * cubic * s + 2.0 * square) * s + linear
+            if slope == 0:
+                break
+            s -= value / slope
+        return s
+
+    def _rise(self, shown: np.ndarray, ring: np.ndarray, move: np.ndarray, parts: int, push_out) -> np.ndarray:
+        """Move ``shown``'s ``ring`` vertices by ``move`` (len(ring), 3) in ``parts`` equal
+        parts, asking the colliders after each: a vertex that meets one stops there, pushed
+        out of it (a whole move at once could carry a vertex through a thin part of a
+        collider, out of its far side, where no query would find it). Returns which of the
+        ring stopped, (len(ring),) bool."""
+        start = shown[ring]
+        stopped = np.zeros(ring.size, dtype=bool)
+        for part in range(1, parts + 1):
+            going = np.flatnonzero(~stopped)
+            if going.size == 0:
+                break
+            index = ring[going]
+            shown[index] = start[going] + (move[going] * (part / parts)).astype(np.float32)
+            out = push_out(shown, index)[index]
+            pushed = nonzero_rows(out)
+            shown[index[pushed]] += out[pushed].astype(np.float32)
+            stopped[going[pushed]] = True
+        return stopped
