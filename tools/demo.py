@@ -1,7 +1,7 @@
 """The demo: three presses, simulated, baked, saved and rendered, headless.
 
 A ball pressed into a cushion (elastic, wobbling: Jelly, coloured by its pressure), a foot
-stepping into snow (plastic: Soft Clay), two fingers squeezing a soft ball (bulging: Flesh,
+stepping into snow (plastic: Soft Clay), two fingers squeezing a soft ball (bulging: Flesh keeping its volume,
 paler by its pressure where the fingers press, out of this camera's view). Writes out/demo.blend (live,
 before the bake), out/demo_baked.blend, out/demo.png (each effect by its own camera, pressed
 above, released below, labelled, denoised) and out/demo.mp4 (the presses and the spring-back).
@@ -130,8 +130,9 @@ def build_scene() -> tuple[list[bpy.types.Object], list[bpy.types.Object]]:
     respond(cushion, [ball], "Jelly")
     respond(snow, [foot], "Soft Clay")
     respond(soft, fingers, "Flesh")
-    # Flesh with its bulge raised (coarse levels give way outward), so it shows at this size.
-    soft.collision_response.profiles = {"absorption": [-0.3, -0.9, 0.2, 0.5]}
+    # Flesh keeping its volume: what the fingers press in comes out around them, within 60 cm.
+    soft.collision_response.volume = True
+    soft.collision_response.volume_reach = 0.6
     rest_ring(soft)
     rest_line(cushion)
     # Pressure for shaders: the jelly goes deep red where the ball presses, the skin blanches
@@ -161,7 +162,7 @@ SHOTS = {
     "snow": ("Soft Clay snow: pressed", "Soft Clay: the footprint stays", (0.0, -1.9, 2.9), (0, 0.05, 0.3)),
     # The ring is the ball's outline at rest: the bulge around the fingers crosses it.
     "soft_ball": (
-        "Flesh: bulges around the fingers",
+        "Flesh keeping its volume: bulges around the fingers",
         "Flesh: released, round again",
         (2.6, -3.6, 0.95),
         (2.6, 0, 0.75),
@@ -277,7 +278,7 @@ def render_animation(path: Path, samples: int) -> None:
     scene = bpy.context.scene
     render_settings(samples, 480, 180)
     scene.camera = camera((0.0, -8.5, 2.6), (0.0, 0.0, 0.55), lens=40)
-    scene.render.stamp_note_text = "Jelly reddens, wobbles back | Soft Clay keeps the print | Flesh bulges"
+    scene.render.stamp_note_text = "Jelly reddens, wobbles back | Soft Clay keeps the print | Flesh keeps its volume"
     scene.render.stamp_font_size = 12
     scene.frame_start, scene.frame_end, scene.frame_step, scene.render.fps = 14, 64, 2, 12
     scene.render.image_settings.media_type = "VIDEO"
