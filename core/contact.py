@@ -171,6 +171,8 @@ class Contacts:
         unbounded = None if colliders.kinds is None else colliders.kinds == CONTAINER
         ahead, behind = _cast_both(colliders.cast, points, directions, motions, was_held, standoff, unbounded)
         length, touch = _lengths(ahead[0], behind[0], sizes, standoff, was_held)
+        undecided = sides == 0  # no vertex within its reach yet (``_sides``): it pushes none
+        length[undecided], touch[undecided] = 0.0, False
         touching = touch.any(axis=0)
         longest = _winner(length, touch, colliders.kinds)
         pick = np.arange(points.shape[0])
