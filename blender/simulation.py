@@ -247,14 +247,21 @@ def positions_at(obj, scene, frame: int, depsgraph: bpy.types.Depsgraph) -> np.n
     if together.partners(obj):  # soft against other responding meshes: stepped with them
         return together.positions_at(obj, scene, frame, depsgraph)
     simulation = built(obj, scene)
+    return play_to(obj, simulation, scene, frame, lambda current: _step(obj, simulation, scene, current, depsgraph))
+
+
+def play_to(obj, simulation: Simulation, scene, frame: int, step) -> np.ndarray:
+    """``obj``'s response at ``frame`` from ``simulation``: the rest shape before its start, a
+    played frame as kept, else ``step(f)`` for every frame from the head to ``frame`` (with
+    Blender's progress when there are many; a group of soft partners steps them all)."""
     if frame < simulation.start:
         return mesh_data.rest_positions(obj)
     if frame in simulation.frames:
         return simulation.frames.get(frame)
     first = simulation.head + 1
-    with progress(frame - first + 1) as done:
-        for current in frames_in_scene(scene, first, frame):
-            _step(obj, simulation, scene, current, depsgraph)
+    with _progress(frame - first + 1) as done:
+        for current in _frames_in_scene(scene, first, frame):
+            step(current)
             done(current - first + 1)
     return simulation.frames.get(frame)
 
@@ -280,7 +287,7 @@ def pressure_at(simulation: Simulation, frame: int) -> np.ndarray:
 
 
 @contextmanager
-def progress(count: int):
+def _progress(count: int):
     """Blender's progress (the cursor's counter) over ``count`` frames, when there are many;
     yields the function that reports how many are done."""
     manager = bpy.context.window_manager
@@ -294,7 +301,7 @@ def progress(count: int):
         manager.progress_end()
 
 
-def frames_in_scene(scene, first: int, last: int):
+def _frames_in_scene(scene, first: int, last: int):
     """Bring the scene to each frame from first to last in turn (colliders move), and back
     to the frame it was at."""
     original = scene.frame_current

@@ -83,16 +83,7 @@ def positions_at(obj, scene, frame: int, depsgraph) -> np.ndarray:
         simulation.check_transform(member)
     sims = _simulations(members, scene)
     mine = sims[members.index(obj)]
-    if frame < mine.start:
-        return mesh_data.rest_positions(obj)
-    if frame in mine.frames:
-        return mine.frames.get(frame)
-    first = mine.head + 1
-    with simulation.progress(frame - first + 1) as done:
-        for current in simulation.frames_in_scene(scene, first, frame):
-            _step(members, sims, scene, current, depsgraph)
-            done(current - first + 1)
-    return mine.frames.get(frame)
+    return simulation.play_to(obj, mine, scene, frame, lambda current: _step(members, sims, scene, current, depsgraph))
 
 
 def _simulations(members: list, scene) -> list:

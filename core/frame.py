@@ -135,7 +135,8 @@ def _show_overshoot(surface: Surface, overshoot: Overshoot, find: Find, dt: floa
     shown = surface.positions
     ringing = nonzero_rows(added)
     shown[ringing] += added[ringing]  # (float32, as the solver's positions)
-    out, _touching = find(shown, ringing.nonzero()[0], _furthest(shown - before, ~ringing))
+    swinging = ringing.nonzero()[0]
+    out, _touching = find(shown, swinging, _furthest_among(shown, before, swinging))
     shown += out
     overshoot.shown = shown
     return True

@@ -316,12 +316,15 @@ class Surface:
                 # levels do this step (a share damping lets through, say), the finest level
                 # holds them there, as it holds a pushed vertex at its goal.
                 contact = np.union1d(contact, touch[j].nonzero()[0])
+            # A correction moves the finest level alone: the coarse levels stay as they are,
+            # their last pushed vertices placed again at the next step.
+            coarse_correction = correcting and j < last
             again = np.zeros(count, dtype=bool)  # vertices to place again
             again[contact] = True
             if update:
                 in_contact = again.copy() if touch is None else again | touch[j]
                 again[self._relax(lv, in_contact, coefficients[j])] = True
-                if not (correcting and j < last):  # a correction leaves coarse levels as they are
+                if not coarse_correction:
                     again[self._stale[j]] = True
                 if j < last and not correcting:
                     again[self._drain(lv, coefficients[j])] = True
@@ -367,7 +370,7 @@ class Surface:
                 moved[rows[(_gather(placed, rows) != old_rows).any(axis=0)]] = True
             elif j < self.level_count - 1:  # the finest level placed whole is written whole
                 moved = (placed != old).any(axis=0)
-            if not (correcting and j < last):  # (their pushed vertices are placed again next step)
+            if not coarse_correction:
                 self._stale[j] = contact if update else contact[:0]
             lv.solution = placed
         finest = self._levels[-1].solution
