@@ -7,6 +7,7 @@ import bpy
 import numpy as np
 
 from ...core.contact import COLLIDER, CONTAINER
+from ...core.volume import enclosed_volume
 from ..posed import deformed_by_parent
 
 #: Colliders whose object matrix is this close to singular are ignored (zero scale).
@@ -174,10 +175,8 @@ def _topology(mesh: bpy.types.Mesh, points: np.ndarray) -> tuple[bool, bool]:
     mesh.calc_loop_triangles()
     corners = np.empty(len(mesh.loop_triangles) * 3, dtype=np.int64)
     mesh.loop_triangles.foreach_get("vertices", corners)
-    centre = (points.min(axis=0) + points.max(axis=0)) / 2
-    a, b, c = (points[corners[i::3]] - centre for i in range(3))
-    volume = float(np.einsum("ij,ij->", a, np.cross(b, c))) / 6  # signed: < 0 when inside out
-    return closed, closed and volume < 0
+    centre = (points.min(axis=0) + points.max(axis=0)) / 2  # (about it: fewer digits lost)
+    return closed, closed and enclosed_volume(points - centre, corners.reshape(-1, 3)) < 0
 
 
 def _bounded(points: np.ndarray, closed: bool, inside_out: bool, rigid: bool) -> _Shape:

@@ -232,20 +232,30 @@ def test_a_random_path_keeps_every_invariant_every_frame_and_the_same_bits_twice
     """A ball wandering over the sheet for 200 frames, up to 15 cm a frame and down to
     1.3 times its radius, with the Flesh preset (it bulges): every invariant, every frame;
     played again from scratch, the same bits."""
-    path = wandering_path(16, 200)
+    wandering_played_twice(16, 200, "Flesh")
+
+
+def wandering_played_twice(seed: int, last: int, preset: str) -> list[np.ndarray]:
+    """The sheet with ``preset`` and a ball on ``wandering_path(seed, last)``, played from
+    scratch twice, every invariant checked every frame (``play_and_check``); asserts the two
+    plays are the same bits and returns the first's frames."""
+    path = wandering_path(seed, last)
     played = []
     for _ in range(2):
         scene, grid = scene_with_grid(32)
         sphere = ball(0.25, path[1])
         keyed(sphere, path)
         enable(grid, [sphere])
-        preset = bpy.utils.preset_find("Flesh", "collision_response")
-        bpy.ops.script.execute_preset(filepath=preset, menu_idname="COLLISION_RESPONSE_MT_presets")
-        scene.frame_end = 200
-        played.append(play_and_check(scene, grid, [sphere], 200))
+        found = bpy.utils.preset_find(preset, "collision_response")
+        assert found, f"preset {preset!r} not found"
+        applied = bpy.ops.script.execute_preset(filepath=found, menu_idname="COLLISION_RESPONSE_MT_presets")
+        assert applied == {"FINISHED"}
+        scene.frame_end = last
+        played.append(play_and_check(scene, grid, [sphere], last))
         bpy.ops.wm.read_homefile(use_empty=True)
     for first, second in zip(*played, strict=True):
         np.testing.assert_array_equal(first, second)
+    return played[0]
 
 
 def test_a_rigged_sheet_with_a_lattice_after_its_armature_keeps_out_of_the_ball():
