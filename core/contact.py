@@ -22,10 +22,13 @@ The rules that keep a contact from folding, popping through or running away:
   Friction tilts the push toward the collider's motion along the surface.
 - **The side comes from the approach, once per collider.** When a collider first reaches
   the mesh, it presses from the side its centre was on before it moved this frame (relative
-  to the surface, which may move too), judged against the vertices near it: a plate that
-  came down fast presses down even if its centre is already past the sheet. One side per
-  collider, not per vertex: a vertex a deep ball engulfs at its dent's wall has no approach
-  of its own worth reading (the ball reaches it sideways), but it lies on the dent's side.
+  to the surface, which may move too), judged against the vertices it has reached (found
+  inside it by a ray either way along their push): a plate that came down fast presses
+  down even if its centre is already past the sheet. One side per collider, not per vertex:
+  a vertex a deep ball engulfs at its dent's wall has no approach of its own worth reading
+  (the ball reaches it sideways), but it lies on the dent's side. An open collider (a plane
+  as floor) has one way out only, behind its faces: the vertices it reached say which, its
+  centre (the middle of a floor, metres away) says nothing.
 - **The side is kept while the collider is near the mesh**, pressing or not: a ball
   withdrawing from a deep dent leaves its vertices behind it, and a vertex that relaxes back
   into it is pushed out the way the dent was, never through the far side.
@@ -81,9 +84,20 @@ class Colliders:
     sizes: np.ndarray  # (k,) bounding-sphere radii: the scale of every tolerance
     cast: Cast
     kinds: np.ndarray | None = None  # (k,) COLLIDER, INTERIOR or CONTAINER; None: all colliders
+    #: (k,) open meshes (a plane as floor), whose inside, behind their faces, has no far
+    #: side: a vertex in it finds no face behind it. None: all closed.
+    open: np.ndarray | None = None
 
     def kind(self, k: int) -> int:
         return COLLIDER if self.kinds is None else int(self.kinds[k])
+
+    def unbounded(self) -> np.ndarray | None:
+        """(k,) the colliders whose inside has no far side (an open mesh; a container, whose
+        outside is its inside), or None for none."""
+        unbounded = [
+            flags for flags in (self.open, None if self.kinds is None else self.kinds == CONTAINER) if flags is not None
+        ]
+        return np.logical_or.reduce(unbounded) if unbounded else None
 
 
 @dataclass
@@ -153,23 +167,39 @@ class Contacts:
         ``offsets`` (m, 3): how far the response has moved each vertex, which bounds
         friction's drag (``push_direction``); None for no bound."""
         was_held = self.held[queried]
-        sides = self._sides(colliders, points, normals, motions - approach, standoff)
+        relative = motions - approach
+        sides, new = self._sides(colliders, points, normals, relative, standoff)
         if any(name not in self.axes for name in colliders.names):  # not aimed yet: from these
             self.aim(colliders, points, normals)
-        directions = np.stack(
-            [
-                push_direction(
-                    press_inward(-normals * side, self.axes[name], side),
-                    motion,
-                    friction if colliders.kind(k) == COLLIDER else 0.0,  # structure holds, it does not drag
-                    offsets,
-                )
-                for k, (name, side, motion) in enumerate(zip(colliders.names, sides, motions, strict=True))
-            ]
-        )  # (k, m, 3)
+
+        def directions_for(sides: np.ndarray) -> np.ndarray:  # (k, m, 3)
+            return np.stack(
+                [
+                    push_direction(
+                        press_inward(-normals * side, self.axes[name], side),
+                        motion,
+                        friction if colliders.kind(k) == COLLIDER else 0.0,  # structure holds, it does not drag
+                        offsets,
+                    )
+                    for k, (name, side, motion) in enumerate(zip(colliders.names, sides, motions, strict=True))
+                ]
+            )
+
+        directions = directions_for(sides)
         sizes = colliders.sizes[:, None]
-        unbounded = None if colliders.kinds is None else colliders.kinds == CONTAINER
-        ahead, behind = _cast_both(colliders.cast, points, directions, motions, was_held, standoff, unbounded)
+        unbounded = colliders.unbounded()
+        rules = (motions, was_held, standoff, unbounded)
+        ahead, behind, ways_out = _cast_both(colliders.cast, points, directions, *rules, both_ways=new.any())
+        if new.any():  # judged again from the vertices the rays found inside, where any were
+            reached = sides.copy()
+            for k in new.nonzero()[0]:
+                out_ahead, out_behind = ways_out[k]
+                reached[k] = _reached_side(
+                    sides[k], out_ahead, out_behind, points, normals, relative[k], colliders.centres[k]
+                )
+            if (reached != sides).any():  # a side turned: its rays point the other way now
+                sides, directions = reached, directions_for(reached)
+                ahead, behind, _ = _cast_both(colliders.cast, points, directions, *rules)
         length, touch = _lengths(ahead[0], behind[0], sizes, standoff, was_held)
         undecided = sides == 0  # no vertex within its reach yet (``_sides``): it pushes none
         length[undecided], touch[undecided] = 0.0, False
@@ -197,13 +227,15 @@ class Contacts:
         )
         return Pushes(push, touching, planes, directions[which[rests], rests], np.where(pushed, longest, -1))
 
-    def _sides(self, colliders: Colliders, points, normals, relative, standoff: float = 0.0) -> np.ndarray:
-        """Each collider's side (k,): the one kept while it is near, else chosen now from the
-        vertices nearest it among those within its bounding sphere (committed once it touches
-        one); 0 while none is within it (no vertex can be inside it, so it pushes none). Not
-        from vertices outside it: those near another collider would judge it from where they
-        are, not where it comes from (a soft partner arriving at a ball already pressed on its
-        top by a cube was judged from the top and pushed the ball through itself)."""
+    def _sides(self, colliders: Colliders, points, normals, relative, standoff: float = 0.0):
+        """Each collider's side (k,), and which were chosen now (k,): the one kept while it is
+        near, else chosen now from the vertices nearest it among those within its bounding
+        sphere (judged again from those its rays find inside it: ``_reached_side``;
+        committed once it touches one); 0 while none is within it (no vertex can be inside
+        it, so it pushes none). Not from vertices outside it: those near another collider
+        would judge it from where they are, not where it comes from (a soft partner arriving
+        at a ball already pressed on its top by a cube was judged from the top and pushed the
+        ball through itself)."""
         sides = np.array([self.sides.get(name, 0) for name in colliders.names], dtype=np.int8)
         if colliders.kinds is not None:  # an interior's or a container's side is its kind's
             fixed = np.array([KIND_SIDE[int(kind)] for kind in colliders.kinds], dtype=np.int8)
@@ -220,7 +252,25 @@ class Contacts:
                     mine = within
                 if mine.any():
                     sides[k] = approach_side(points[mine], normals[mine], relative[k, mine], colliders.centres[k])
-        return sides
+        chosen = np.zeros(sides.shape, dtype=bool)
+        chosen[new] = sides[new] != 0
+        return sides, chosen
+
+
+def _reached_side(side: int, out_ahead, out_behind, points, normals, relative, centre) -> int:
+    """A new collider's side, judged again from the vertices its rays found inside it
+    (``out_ahead``, ``out_behind`` (m,): a way out along the push for ``side``, or against
+    it); ``side`` where none is. A vertex with one way out only (behind an open collider's
+    face: a plane) votes for it; where none has, or the votes tie, the approach of the
+    vertices inside decides (``approach_side``): a closed collider has a way out both ways."""
+    inside = out_ahead | out_behind
+    if not inside.any():
+        return side
+    one_way = out_ahead ^ out_behind
+    votes = int(np.where(out_ahead[one_way], side, -side).sum())
+    if votes:
+        return 1 if votes > 0 else -1
+    return approach_side(points[inside], normals[inside], relative[inside], centre)
 
 
 def _winner(length: np.ndarray, touch: np.ndarray, kinds: np.ndarray | None) -> np.ndarray:
@@ -293,7 +343,7 @@ def push_direction(
     return _unit(inward + tilt[:, None] * tangential)
 
 
-def _cast_both(cast: Cast, points, directions, motions, was_held, standoff, unbounded=None):
+def _cast_both(cast: Cast, points, directions, motions, was_held, standoff, unbounded=None, both_ways=False):
     """Rays ahead (along the push) and behind, each (distances (k, m), normals (k, m, 3)),
     where needed. Each vertex needs first the ray it most likely needs: one held in contact
     whose colliders hold still or retreat is resting (behind), one they advance on, or a new
@@ -302,15 +352,20 @@ def _cast_both(cast: Cast, points, directions, motions, was_held, standoff, unbo
     contact (or, with a standoff, of any). Every ray that may be needed is cast at once (a
     cast has a fixed cost, a ray almost none), and the answers to rays not needed are
     dropped, so a vertex sees exactly what asking in turn would show it. ``unbounded`` (k,):
-    the colliders whose volume has no far side (a container's outside), where a vertex
-    inside finds no face behind it: their rays ahead are always read."""
+    the colliders whose volume has no far side (an open mesh, a container's outside), where
+    a vertex inside finds no face behind it: their rays ahead are always read. ``both_ways``: every
+    vertex casts both rays (a collider's side is being chosen). The third value says, per
+    collider, whether each vertex's rays found a way out, ahead and behind ((k, 2, m)),
+    before the answers not needed were dropped."""
     shape = directions.shape[:2]
     ahead = (np.full(shape, np.nan), np.full((*shape, 3), np.nan))
     behind = (np.full(shape, np.nan), np.full((*shape, 3), np.nan))
     advancing = (np.einsum("kij,kij->ki", motions, directions) > 0).any(axis=0)
     back_first = was_held & ~advancing
     may_need_gap = was_held | (standoff > 0)  # (back_first is held, so it may need both too)
-    _cast_into(cast, points, directions, np.ones(shape[1], dtype=bool), may_need_gap, ahead, behind)
+    backward = np.ones(shape[1], dtype=bool) if both_ways else may_need_gap
+    _cast_into(cast, points, directions, np.ones(shape[1], dtype=bool), backward, ahead, behind)
+    ways_out = np.stack([ahead[0] > 0, behind[0] > 0], axis=1)
     need_ahead = back_first & (behind[0] > 0).any(axis=0)
     need_gap = ~back_first & ~(ahead[0] > 0).any(axis=0) & may_need_gap
     for hits, kept in ((ahead, ~back_first | need_ahead), (behind, back_first | need_gap)):
@@ -319,7 +374,7 @@ def _cast_both(cast: Cast, points, directions, motions, was_held, standoff, unbo
             drop[unbounded] = False
         for values in hits:
             values[drop] = np.nan
-    return ahead, behind
+    return ahead, behind, ways_out
 
 
 def _cast_into(cast: Cast, points, directions, forward, backward, ahead, behind) -> None:

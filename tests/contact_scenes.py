@@ -81,6 +81,46 @@ class Box:
         return np.where(hit, np.where(inside, t, -t), np.nan), normals
 
 
+class Floor:
+    """An open square (no far side: the add-on takes its inside to be behind its face, as
+    for a plane used as floor) of half-size ``half`` facing along unit ``normal``, whose
+    centre follows ``path``. Its bounding sphere is the square's: its centre lies in the
+    face, metres from where a small mesh rests on it."""
+
+    open = True
+
+    def __init__(self, path, normal, half: float):
+        self.path = np.asarray(path, dtype=np.float64)
+        self.normal = np.asarray(normal, dtype=np.float64) / np.linalg.norm(normal)
+        helper = np.array([1.0, 0.0, 0.0]) if abs(self.normal[0]) < 0.9 else np.array([0.0, 1.0, 0.0])
+        self.u = np.cross(self.normal, helper) / np.linalg.norm(np.cross(self.normal, helper))
+        self.v = np.cross(self.normal, self.u)
+        self.half = float(half)
+        self.radius = self.half * np.sqrt(2.0)
+        self.centre = self.path[0]
+
+    at = Ball.at
+
+    def _over(self, points: np.ndarray) -> np.ndarray:
+        offset = points - self.centre
+        return (np.abs(offset @ self.u) <= self.half) & (np.abs(offset @ self.v) <= self.half)
+
+    def depth(self, points: np.ndarray) -> np.ndarray:
+        """How far each point is behind the face, over the square (-inf elsewhere)."""
+        return np.where(self._over(points), -(points - self.centre) @ self.normal, -np.inf)
+
+    def cast(self, origins: np.ndarray, directions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        facing = directions @ self.normal
+        with np.errstate(divide="ignore", invalid="ignore"):
+            t = -((origins - self.centre) @ self.normal) / facing
+        hit = (facing != 0) & (t >= 0)
+        hit &= self._over(origins + np.where(hit, t, 0.0)[:, None] * directions)
+        signed = np.where(hit, np.where(facing > 0, t, -t), np.nan)  # along the normal: leaving
+        normals = np.broadcast_to(self.normal, origins.shape).copy()
+        normals[~hit] = np.nan
+        return signed, normals
+
+
 class Frames:
     """The add-on's frame on a surface without Blender: colliders move, the query finds the
     pushes of the vertices near them, the surface steps, and whatever the step put back
@@ -143,6 +183,7 @@ class Frames:
                 np.array([c.centre for c in self.colliders]),
                 np.array([c.radius for c in self.colliders]),
                 lambda origins, rays: _cast_each(self.colliders, origins, rays),
+                open=np.array([getattr(c, "open", False) for c in self.colliders]),
             )
             if among is None:  # each collider's press axis, from every vertex near it
                 self.contacts.aim(rules, positions[queried], self.normals[queried])

@@ -32,6 +32,9 @@ class Collider:
     #: ``core.contact``'s COLLIDER, INTERIOR (stay outside it) or CONTAINER (stay inside it:
     #: ``inverted`` is flipped, so its outside is what the rays find inside).
     kind: int = COLLIDER
+    #: Every edge between two faces. An open collider's inside (behind its faces) reaches
+    #: past its bounding box: the broad phase looks behind it as far as things moved.
+    closed: bool = True
 
 
 def usable_colliders(
@@ -85,7 +88,7 @@ def usable_colliders(
             messages.append(f"'{name}' is not closed: its inside is taken to be behind its faces")
         if kind == CONTAINER:  # the rays find its outside inside: a vertex out of it is pushed in
             inverted = not inverted
-        usable.append(Collider(obj, low, high, centre, radius, inverted, shape.rigid, kind))
+        usable.append(Collider(obj, low, high, centre, radius, inverted, shape.rigid, kind, shape.closed))
     return usable, messages
 
 

@@ -11,6 +11,7 @@ A vertex resting on a still rigid collider needs no ray: where the last ray foun
 face, the plane of that face answers until the vertex moves away (most of a held press).
 """
 
+import itertools
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -130,7 +131,8 @@ class CollisionQuery:
         matrix = np.array(deformable.matrix_world, dtype=np.float64)
         inverse = np.linalg.inv(matrix)
         if whole:
-            near_each = self._broad_phase(positions, colliders, standoff, inverse)
+            behind = self._behind_open(positions, colliders, matrix, inverse)
+            near_each = self._broad_phase(positions, colliders, standoff, inverse, behind)
         else:
             # The second query of a frame asks about the vertices the step moved; those that
             # moved less than the first query's padding can be near only if they were in it.
@@ -139,7 +141,12 @@ class CollisionQuery:
                 among = among[self._broad.wide[among]]
             if np.isfinite(within):
                 self._step_moved = within
-            near_each = [_near(positions, c, standoff, inverse, among) for c in colliders]
+            # Behind an open collider, as far as the step moved a vertex (it may have crossed
+            # the faces), or anywhere within its size when that is not known.
+            behind = [0.0 if c.closed else min(within, _local(c.radius, inverse)) for c in colliders]
+            near_each = [
+                _near(positions, c, standoff, inverse, among, pad) for c, pad in zip(colliders, behind, strict=True)
+            ]
         near = np.zeros(count, dtype=bool)
         for index in near_each:
             near[index] = True
@@ -231,17 +238,53 @@ class CollisionQuery:
             near[_near(broad.positions, collider, broad.standoff, broad.inverse, among, within)] = True
         return among[near[among]]
 
-    def _broad_phase(self, positions, colliders: list[Collider], standoff: float, inverse) -> list[np.ndarray]:
-        """The whole query's broad phase: the vertices near each collider (indices). It also
-        keeps those within twice the last step's furthest move (``_Broad.wide``): a step that
-        moves no further can bring only those near, so its second query tests only those."""
+    def _broad_phase(self, positions, colliders: list[Collider], standoff: float, inverse, behind) -> list[np.ndarray]:
+        """The whole query's broad phase: the vertices near each collider (indices), or within
+        ``behind[i]`` of it (object space: an open collider's reach behind its faces). It
+        also keeps those within twice the last step's furthest move further (``_Broad.wide``):
+        a step that moves no further can bring only those near, so its second query tests
+        only those."""
         pad = 2.0 * self._step_moved
-        wide = [_near(positions, c, standoff, inverse, pad=pad) for c in colliders]
+        wide = [
+            _near(positions, c, standoff, inverse, pad=pad + extra) for c, extra in zip(colliders, behind, strict=True)
+        ]
         mask = np.zeros(positions.shape[0], dtype=bool)
         for index in wide:
             mask[index] = True
         self._broad = _Broad(positions, colliders, standoff, inverse, pad, mask)
-        return [_near(positions, c, standoff, inverse, index) for c, index in zip(colliders, wide, strict=True)]
+        return [
+            _near(positions, c, standoff, inverse, index, extra)
+            for c, index, extra in zip(colliders, wide, behind, strict=True)
+        ]
+
+    def _behind_open(self, positions, colliders: list[Collider], matrix, inverse) -> list[float]:
+        """How far behind each open collider's faces (object space) a vertex may be that was
+        in front of them at the last query: as far as the vertices and the collider moved
+        since (a ball dropping 5 cm a frame through a plane used as floor is 2 cm behind it
+        before any ray is cast; the plane's own box is flat). The first query, with nothing
+        to go by, looks as far as the collider's size. 0 for a closed collider, whose box
+        holds its inside."""
+        if all(c.closed for c in colliders):
+            return [0.0] * len(colliders)
+        last = self._last
+        if last is None or last[0].shape != positions.shape:
+            return [0.0 if c.closed else _local(c.radius, inverse) for c in colliders]
+        before, was = last
+        moved = positions @ matrix[:3, :3].T - before @ was[:3, :3].T
+        moved += matrix[:3, 3] - was[:3, 3]
+        furthest = float(np.sqrt(np.einsum("ij,ij->i", moved, moved).max())) if moved.size else 0.0
+        behind = []
+        for c in colliders:
+            if c.closed:
+                behind.append(0.0)
+                continue
+            now = np.array(c.obj.matrix_world, dtype=np.float64)
+            back = self._previous.get(c.obj.name, now) @ np.linalg.inv(now)  # now -> where it was
+            # How far its box's points moved (an affine move: furthest at a corner).
+            corners = np.array(list(itertools.product(*np.stack([c.low, c.high], axis=1))))
+            travel = np.linalg.norm(corners - corners @ back[:3, :3].T - back[:3, 3], axis=1).max()
+            behind.append(_local(furthest + float(travel), inverse))
+        return behind
 
     def _colliders(self, colliders: list[Collider], depsgraph) -> Colliders:
         """The colliders as the contact rules see them, with Blender's ray caster."""
@@ -258,6 +301,7 @@ class CollisionQuery:
             np.array([c.radius for c in colliders]),
             cast,
             np.array([c.kind for c in colliders], dtype=np.int8),
+            np.array([not c.closed for c in colliders]),
         )
 
     def _normals_at(self, positions: np.ndarray, index: np.ndarray) -> np.ndarray:
@@ -322,6 +366,11 @@ def _near(
     offset = positions.take(boxed, axis=0).astype(np.float64)  # take: rows, several times faster
     offset -= centre
     return boxed[np.einsum("ij,ij->i", offset, offset) <= radius**2]
+
+
+def _local(distance: float, to_local: np.ndarray) -> float:
+    """A world distance as the longest it can be in the space ``to_local`` carries into."""
+    return distance * float(np.linalg.norm(to_local[:3, :3], 2))
 
 
 def _in_box(positions: np.ndarray, index: np.ndarray, low, high, axes) -> np.ndarray:
