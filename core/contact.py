@@ -126,6 +126,9 @@ class Contacts:
     def __init__(self, count: int):
         self.sides: dict[str, int] = {}  # by collider name, while the collider is near
         self.axes: dict[str, np.ndarray | None] = {}  # by collider name, from the last ``aim``
+        #: By open collider name, while it is near: True where the mesh came to it from
+        #: behind its faces, so its solid side is in front of them (``_came_from_behind``).
+        self.flipped: dict[str, bool] = {}
         self.side = np.zeros(count, dtype=np.int8)
         self.held = np.zeros(count, dtype=bool)  # pushed or touching at the last query
 
@@ -148,6 +151,7 @@ class Contacts:
         for name in names:
             self.sides.pop(name, None)
             self.axes.pop(name, None)
+            self.flipped.pop(name, None)
 
     def push(
         self,
@@ -189,17 +193,21 @@ class Contacts:
         sizes = colliders.sizes[:, None]
         unbounded = colliders.unbounded()
         rules = (motions, was_held, standoff, unbounded)
-        ahead, behind, ways_out = _cast_both(colliders.cast, points, directions, *rules, both_ways=new.any())
-        if new.any():  # judged again from the vertices the rays found inside, where any were
+        cast = self._oriented(colliders)
+        ahead, behind, raw = _cast_both(cast, points, directions, *rules, both_ways=new.any())
+        if new.any():  # judged again from what the rays found, where they found anything
+            if self._orient(colliders, new, raw, points, directions, relative):
+                cast = self._oriented(colliders)
+                ahead, behind, raw = _cast_both(cast, points, directions, *rules, both_ways=True)
             reached = sides.copy()
             for k in new.nonzero()[0]:
-                out_ahead, out_behind = ways_out[k]
+                out_ahead, out_behind = raw[0][0][k] > 0, raw[1][0][k] > 0
                 reached[k] = _reached_side(
                     sides[k], out_ahead, out_behind, points, normals, relative[k], colliders.centres[k]
                 )
             if (reached != sides).any():  # a side turned: its rays point the other way now
                 sides, directions = reached, directions_for(reached)
-                ahead, behind, _ = _cast_both(colliders.cast, points, directions, *rules)
+                ahead, behind, _ = _cast_both(cast, points, directions, *rules)
         length, touch = _lengths(ahead[0], behind[0], sizes, standoff, was_held)
         undecided = sides == 0  # no vertex within its reach yet (``_sides``): it pushes none
         length[undecided], touch[undecided] = 0.0, False
@@ -226,6 +234,41 @@ class Contacts:
             points[rests], directions[:, rests], *([h[:, rests] for h in hits] for hits in (ahead, behind))
         )
         return Pushes(push, touching, planes, directions[which[rests], rests], np.where(pushed, longest, -1))
+
+    def _oriented(self, colliders: Colliders) -> Cast:
+        """The colliders' cast, with the faces of the open colliders the mesh came to from
+        behind turned round (their inside is in front of their faces)."""
+        flips = np.array([self.flipped.get(name, False) for name in colliders.names])
+        if not flips.any():
+            return colliders.cast
+        sign = np.where(flips, -1.0, 1.0)[:, None]
+
+        def cast(origins: np.ndarray, rays: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+            signed, normals = colliders.cast(origins, rays)
+            return signed * sign, normals * sign[:, :, None]
+
+        return cast
+
+    def _orient(self, colliders: Colliders, new, raw, points, directions, relative) -> bool:
+        """Decide which way each open collider new to the mesh faces it, from what both of
+        every vertex's rays found (``raw``, as ``_cast_both`` gives it); returns whether
+        one was turned round. Decided once some vertex is behind its faces, and kept while
+        it stays near."""
+        if colliders.open is None:
+            return False
+        (ahead, ahead_normals), (behind, behind_normals) = raw
+        turned = False
+        for k in (new & colliders.open).nonzero()[0]:
+            name = colliders.names[k]
+            if name in self.flipped:
+                continue
+            flip = _came_from_behind(
+                points, directions[k], relative[k], ahead[k], ahead_normals[k], behind[k], behind_normals[k]
+            )
+            if flip is not None:
+                self.flipped[name] = flip
+                turned |= flip
+        return turned
 
     def _sides(self, colliders: Colliders, points, normals, relative, standoff: float = 0.0):
         """Each collider's side (k,), and which were chosen now (k,): the one kept while it is
@@ -255,6 +298,43 @@ class Contacts:
         chosen = np.zeros(sides.shape, dtype=bool)
         chosen[new] = sides[new] != 0
         return sides, chosen
+
+
+def _came_from_behind(points, direction, relative, ahead, ahead_normals, behind, behind_normals) -> bool | None:
+    """Whether the mesh came to an open collider (a plane) from behind its faces: the side
+    a plane faces is how it was made, not which side presses (a plane facing up, keyed down
+    onto a ball, presses with its back). From the vertices its rays found behind its faces
+    (``ahead``, ``behind`` (m,): signed hits along and against ``direction`` (m, 3), with
+    their faces' normals (m, 3)): those that were behind that face before this frame's motion
+    (``relative`` (m, 3): the collider's motion at them less theirs) came from behind,
+    those in front of it crossed it now. Where nothing moved (the first frame), the side
+    most of the vertices the rays met are on. None while no vertex is behind it; False
+    where more are enclosed (behind faces both ways) than behind one only."""
+    leave_ahead = np.where(ahead > 0, ahead, np.inf)
+    leave_behind = np.where(behind > 0, behind, np.inf)
+    behind_face = np.isfinite(np.minimum(leave_ahead, leave_behind))
+    if not behind_face.any():
+        return None
+    # A vertex behind faces both ways is enclosed by them (a mesh with a few holes, such as
+    # extruded text, is open but holds volumes): its faces face the right way. A plane's
+    # faces can be behind a vertex one way only; those say which way they face it.
+    enclosed = (ahead > 0) & (behind > 0)
+    behind_face &= ~enclosed
+    if enclosed.sum() >= behind_face.sum():
+        return False
+    by_ahead = leave_ahead <= leave_behind
+    along = np.where(by_ahead, leave_ahead, -leave_behind)
+    along = np.where(behind_face, along, 0.0)
+    face = points + direction * along[:, None]  # where each leaves through the nearest face
+    normal = np.where(by_ahead[:, None], ahead_normals, behind_normals)
+    # Against the collider, a vertex was ``relative`` further along before this frame.
+    was = np.einsum("ij,ij->i", points + relative - face, np.nan_to_num(normal))[behind_face]
+    crossed, stayed = int((was > 0).sum()), int((was <= 0).sum())
+    moved = np.abs(np.einsum("ij,ij->i", relative, np.nan_to_num(normal))[behind_face]).max() > 0
+    if moved and crossed != stayed:
+        return stayed > crossed
+    in_front = ~behind_face & ((ahead < 0) | (behind < 0))
+    return int(behind_face.sum()) > int(in_front.sum())
 
 
 def _reached_side(side: int, out_ahead, out_behind, points, normals, relative, centre) -> int:
@@ -354,9 +434,8 @@ def _cast_both(cast: Cast, points, directions, motions, was_held, standoff, unbo
     dropped, so a vertex sees exactly what asking in turn would show it. ``unbounded`` (k,):
     the colliders whose volume has no far side (an open mesh, a container's outside), where
     a vertex inside finds no face behind it: their rays ahead are always read. ``both_ways``: every
-    vertex casts both rays (a collider's side is being chosen). The third value says, per
-    collider, whether each vertex's rays found a way out, ahead and behind ((k, 2, m)),
-    before the answers not needed were dropped."""
+    vertex casts both rays (a collider's side is being chosen), and the third value is what
+    they found before the answers not needed were dropped (as the first two; else None)."""
     shape = directions.shape[:2]
     ahead = (np.full(shape, np.nan), np.full((*shape, 3), np.nan))
     behind = (np.full(shape, np.nan), np.full((*shape, 3), np.nan))
@@ -365,7 +444,7 @@ def _cast_both(cast: Cast, points, directions, motions, was_held, standoff, unbo
     may_need_gap = was_held | (standoff > 0)  # (back_first is held, so it may need both too)
     backward = np.ones(shape[1], dtype=bool) if both_ways else may_need_gap
     _cast_into(cast, points, directions, np.ones(shape[1], dtype=bool), backward, ahead, behind)
-    ways_out = np.stack([ahead[0] > 0, behind[0] > 0], axis=1)
+    raw = tuple((hits[0].copy(), hits[1].copy()) for hits in (ahead, behind)) if both_ways else None
     need_ahead = back_first & (behind[0] > 0).any(axis=0)
     need_gap = ~back_first & ~(ahead[0] > 0).any(axis=0) & may_need_gap
     for hits, kept in ((ahead, ~back_first | need_ahead), (behind, back_first | need_gap)):
@@ -374,7 +453,7 @@ def _cast_both(cast: Cast, points, directions, motions, was_held, standoff, unbo
             drop[unbounded] = False
         for values in hits:
             values[drop] = np.nan
-    return ahead, behind, ways_out
+    return ahead, behind, raw
 
 
 def _cast_into(cast: Cast, points, directions, forward, backward, ahead, behind) -> None:

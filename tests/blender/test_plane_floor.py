@@ -1,15 +1,18 @@
-"""A plane as floor, in real Blender: a responding ball keyed to drop onto a plane (an open
-collider, whose inside is behind its faces) and press into it, held, then lifted, played
-with ``scene.frame_set``. Random plane sizes (2 to 20 m: its bounding sphere's centre is
-metres from the ball), tilts, offsets, speeds and presets, with and without Keep Volume.
+"""A plane as floor or as a press, in real Blender: a responding ball keyed to drop onto a
+plane (an open collider) and press into it, held, then lifted, or the plane keyed so onto
+the ball, played with ``scene.frame_set``. Random plane sizes (2 to 20 m: its bounding
+sphere's centre is metres from the ball), tilts, offsets, speeds and presets, with and
+without Keep Volume; the plane facing the ball or facing away (its back presses: a plane
+is made facing up, and keyed down onto a ball as it is).
 
-Every frame, on the evaluated mesh: no vertex behind the plane (over its square) by more
+Every frame, on the evaluated mesh: no vertex through the plane (over its square) by more
 than 1e-4 of the plane's size (its bounding radius: a push shorter than that is rounding to
 the contact rules, and the invariant allows 1e-3; measured 0.03 to 0.7 mm on planes of 3.5
 to 19 m), the ball pressed as deep as it was keyed to go, and the same bits played twice.
 Before the fix the ball sank through as deep as it was keyed (15 cm): the plane's flat
 bounding box kept the vertices that crossed it in one frame out of the query, and its side
-was judged from the whole ball.
+was judged from the whole ball; a plane facing away pulled the ball's top through itself
+(28 cm).
 """
 
 import bpy
@@ -28,19 +31,23 @@ def empty(addon):
 
 
 def floor_and_ball(seed: int):
-    """The scene at frame 1: a plane (random size, tilt, offset) and a UV sphere keyed to come
-    down along the plane's normal from 10 cm above it to ``depth`` into it at a random speed,
-    held, and lifted. Returns the scene, the plane, the ball, the plane's unit normal
-    (world), the depth and the plane's size."""
+    """The scene at frame 1: a plane (random size, tilt, offset; facing the ball, or facing
+    away from it for odd seeds: its back presses) and a UV sphere; the ball keyed to come
+    down onto the plane from 10 cm above it to ``depth`` into it at a random speed, held,
+    and lifted (seeds 0-5), or the plane keyed so onto the ball (seeds 6-9: a press).
+    Returns the scene, the plane, the ball, the unit direction from the plane to the ball's
+    side (world), the depth and the plane's size."""
     rng = np.random.default_rng(seed)
     bpy.ops.wm.read_homefile(use_empty=True)
     scene = bpy.context.scene
     scene.frame_start, scene.frame_end = 1, LAST
     size = rng.uniform(2.0, 20.0)
-    bpy.ops.mesh.primitive_plane_add(size=size, rotation=(rng.uniform(-0.4, 0.4), rng.uniform(-0.4, 0.4), 0.0))
+    facing = -1.0 if seed % 2 else 1.0
+    turn = 0.0 if facing > 0 else np.pi
+    bpy.ops.mesh.primitive_plane_add(size=size, rotation=(rng.uniform(-0.4, 0.4) + turn, rng.uniform(-0.4, 0.4), 0.0))
     plane = bpy.context.active_object
     matrix = np.array(plane.matrix_world)
-    normal = matrix[:3, 2] / np.linalg.norm(matrix[:3, 2])
+    normal = facing * matrix[:3, 2] / np.linalg.norm(matrix[:3, 2])  # toward the ball's side
     along = matrix[:3, 0] * rng.uniform(-1, 1) + matrix[:3, 1] * rng.uniform(-1, 1)
     spot = along * max(0.0, size / 2 - 2 * RADIUS) / np.linalg.norm(along)  # the ball over the plane
     depth = rng.uniform(0.05, 0.2)
@@ -48,8 +55,12 @@ def floor_and_ball(seed: int):
     down = int(np.ceil((0.1 + depth) / speed))
     bpy.ops.mesh.primitive_uv_sphere_add(segments=32, ring_count=16, radius=RADIUS)
     ball = bpy.context.active_object
-    above = lambda gap: tuple(spot + normal * (RADIUS + gap))  # noqa: E731
-    keyed(ball, {1: above(0.1), 1 + down: above(-depth), 25: above(-depth), 35: above(0.3)})
+    gaps = {1: 0.1, 1 + down: -depth, 25: -depth, 35: 0.3}
+    if seed < 6:  # the ball comes down onto the plane
+        keyed(ball, {frame: tuple(spot + normal * (RADIUS + gap)) for frame, gap in gaps.items()})
+    else:  # the plane presses the ball
+        ball.location = tuple(spot + normal * RADIUS)
+        keyed(plane, {frame: tuple(-normal * gap) for frame, gap in gaps.items()})
     scene.frame_set(1)
     enable(ball, [plane])
     preset = ["Flesh", "Rubber", "Jelly", "Soft Clay"][seed % 4]
@@ -69,20 +80,20 @@ def played(seed: int) -> tuple[list[np.ndarray], float]:
     for frame in range(1, LAST + 1):
         scene.frame_set(frame)
         world = evaluated(ball)
-        offset = world - np.array(plane.matrix_world)[:3, 3]
-        square = np.abs(offset @ np.array(plane.matrix_world)[:3, :2]).max(axis=1) <= size / 2
+        matrix = np.array(plane.matrix_world)
+        offset = world - matrix[:3, 3]
+        square = np.abs(offset @ matrix[:3, :2]).max(axis=1) <= size / 2
         behind = -(offset[square] @ normal).min(initial=np.inf)
         assert behind <= 1e-4 * reach, f"frame {frame}: {behind:.5f} behind the plane"
-        centre = np.array(ball.matrix_world)[:3, 3]
-        rigid = np.array([v.co for v in ball.data.vertices]) + centre  # the ball as keyed
+        rigid = np.array([v.co for v in ball.data.vertices]) + np.array(ball.matrix_world)[:3, 3]  # as keyed
         moved = max(moved, float(np.linalg.norm(world - rigid, axis=1).max()))
         frames.append(world)
     assert moved >= 0.9 * depth, f"pressed {moved:.3f}, keyed {depth:.3f} into the plane"
     return frames, depth
 
 
-@pytest.mark.parametrize("seed", range(6))
-def test_a_ball_dropped_on_a_plane_floor_stays_on_it_every_frame(seed):
+@pytest.mark.parametrize("seed", range(10))
+def test_a_ball_and_a_plane_pressed_together_stay_on_their_sides_every_frame(seed):
     first, _depth = played(seed)
     second, _depth = played(seed)
     for a, b in zip(first, second, strict=True):
