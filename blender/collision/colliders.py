@@ -47,7 +47,8 @@ def usable_colliders(
     Skipped, with a reason: a deleted object, the deformable itself, a hidden object, an
     object with no faces (an empty, a camera, a curve without geometry), a zero scale, an
     open container (it has no inside to hold the surface in). Kept with a warning: an open
-    (non-closed) collider or interior, whose inside is taken to be behind its faces.
+    (non-closed) collider, solid on the side of its faces the mesh did not come from
+    (``core.contact``), or interior, whose inside is taken to be behind its faces.
     """
     usable, messages = [], []
     seen = set()
@@ -85,7 +86,10 @@ def usable_colliders(
             messages.append(f"'{name}' is not closed: it cannot contain the mesh (it is ignored)")
             continue
         if not shape.closed:
-            messages.append(f"'{name}' is not closed: its inside is taken to be behind its faces")
+            if kind == COLLIDER:
+                messages.append(f"'{name}' is not closed: it is taken to be solid on the side the mesh did not come from")
+            else:
+                messages.append(f"'{name}' is not closed: its inside is taken to be behind its faces")
         if kind == CONTAINER:  # the rays find its outside inside: a vertex out of it is pushed in
             inverted = not inverted
         usable.append(Collider(obj, low, high, centre, radius, inverted, shape.rigid, kind, shape.closed))
