@@ -215,3 +215,59 @@ def close_to(collider, positions: np.ndarray, standoff: float) -> np.ndarray:
 def _cast_each(colliders, origins, rays):
     results = [c.cast(origins, rays[i]) for i, c in enumerate(colliders)]
     return np.stack([r[0] for r in results]), np.stack([r[1] for r in results])
+
+
+class MeshCollider:
+    """A triangle mesh as a collider, cast exactly (Moeller-Trumbore over every triangle):
+    the surface of a responding partner as one frame found it. ``points`` (n, 3) world
+    positions, ``triangles`` (t, 3) wound outward."""
+
+    def __init__(self, points: np.ndarray, triangles: np.ndarray):
+        self.corners = points[triangles]  # (t, 3, 3)
+        edge1 = self.corners[:, 1] - self.corners[:, 0]
+        edge2 = self.corners[:, 2] - self.corners[:, 0]
+        self.edges = edge1, edge2
+        normals = np.cross(edge1, edge2)
+        self.normals = normals / np.linalg.norm(normals, axis=1, keepdims=True)
+        low, high = points.min(axis=0), points.max(axis=0)
+        self.centre = (low + high) / 2
+        self.radius = float(np.linalg.norm(high - low) / 2)
+
+    def cast(self, origins: np.ndarray, directions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """As ``Ball.cast``: signed distance to the first face along each ray (+ leaving)."""
+        edge1, edge2 = self.edges
+        p = np.cross(directions[:, None], edge2[None])  # (m, t, 3)
+        det = np.einsum("mti,ti->mt", p, edge1)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            inverse = 1.0 / det
+            s = origins[:, None] - self.corners[None, :, 0]
+            u = np.einsum("mti,mti->mt", s, p) * inverse
+            q = np.cross(s, edge1[None])
+            v = np.einsum("mi,mti->mt", directions, q) * inverse
+            t = np.einsum("mti,ti->mt", q, edge2) * inverse
+            hit = (np.abs(det) > 1e-12) & (u >= 0) & (v >= 0) & (u + v <= 1) & (t >= 0)
+        t = np.where(hit, t, np.inf)
+        first = np.argmin(t, axis=1)
+        rows = np.arange(origins.shape[0])
+        distance = t[rows, first]
+        met = np.isfinite(distance)
+        normals = self.normals[first]
+        leaving = np.einsum("mi,mi->m", normals, directions) > 0
+        signed = np.where(met, np.where(leaving, distance, -distance), np.nan)
+        normals = np.where(met[:, None], normals, np.nan)
+        return signed, normals
+
+    def depth(self, points: np.ndarray) -> np.ndarray:
+        """How far each point is inside, at most (the nearest face along 26 directions; its
+        true depth is no more), negative outside: inside where most of those rays leave the
+        volume first (a closed mesh: all do, but for rays grazing an edge)."""
+        steps = np.array([-1.0, 0.0, 1.0])
+        directions = np.array(np.meshgrid(steps, steps, steps)).reshape(3, -1).T
+        directions = directions[np.abs(directions).sum(axis=1) > 0]
+        directions /= np.linalg.norm(directions, axis=1, keepdims=True)
+        found = [self.cast(points, np.broadcast_to(d, points.shape))[0] for d in directions]
+        signed = np.stack(found)  # (26, n)
+        inside = (signed > 0).sum(axis=0) > len(directions) / 2
+        leave = np.where(signed > 0, signed, np.inf).min(axis=0)
+        enter = np.where(signed < 0, -signed, np.inf).min(axis=0)
+        return np.where(inside, leave, -enter)
