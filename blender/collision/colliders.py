@@ -87,7 +87,7 @@ def usable_colliders(
             continue
         if not shape.closed:
             if kind == COLLIDER:
-                messages.append(f"'{name}' is not closed: it is taken to be solid on the side the mesh did not come from")
+                messages.append(f"'{name}' is not closed: it is solid on the side the mesh did not come from")
             else:
                 messages.append(f"'{name}' is not closed: its inside is taken to be behind its faces")
         if kind == CONTAINER:  # the rays find its outside inside: a vertex out of it is pushed in
