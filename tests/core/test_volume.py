@@ -137,6 +137,7 @@ def test_the_reach_is_measured_in_the_space_given_a_non_uniform_scale_too():
     within = exact < reach - reach / 8
     assert np.abs(distance[within] - exact[within]).max() <= reach / 8
     assert np.isinf(distance[exact > reach + reach / 8]).all()
+
     def past(ring):  # how far the ring reaches past the contact up and around, object units
         edge = np.abs(rest[source, 1]).max()  # (the contact is as wide up as around)
         return np.abs(rest[ring, 2]).max() - edge, np.abs(rest[ring, 1]).max() - edge
