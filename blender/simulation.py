@@ -20,7 +20,7 @@ import numpy as np
 
 from ..core import HierarchyCache, Surface, VertexNormals
 from ..core.folds import FoldGuard
-from ..core.frame import advance, shown
+from ..core.frame import advance, shown, unchanged
 from ..core.overshoot import Overshoot
 from ..core.played import PlayedFrames
 from ..core.pressure import PressureSettings
@@ -402,7 +402,10 @@ def finder(obj, simulation: Simulation, scene, depsgraph, weigh=None):
     # The frame's first query: the positions asked about, and the posed surface met.
     first: list[tuple[np.ndarray, np.ndarray]] = []
 
-    def find(positions: np.ndarray, among: np.ndarray | None, within: float):
+    def find(positions: np.ndarray, among: np.ndarray | None, within: float, shown: bool = False):
+        if shown:  # positions shown (a swing, the volume given back): not fed back into the contact memory
+            with unchanged(simulation.query.contacts):
+                return find(positions, among, within)
         rest = simulation.rest
         if not on_posed:
             contact = ask(positions, simulation.normals, among, lambda index: positions[index] - rest[index], within)
