@@ -253,3 +253,35 @@ def test_a_rigged_arm_with_jelly_pressed_and_released_stays_out_bounded_and_scru
     again, _keyed = played()
     for a, b in zip(first, again, strict=True):
         np.testing.assert_array_equal(a, b)
+
+
+def test_a_keyframed_full_pressure_depth_is_read_each_frame_and_never_restarts(scene, addon):
+    """Full Pressure At keyed from 10 cm at frame 20 to 5 cm at frame 24 while the ball is
+    held 10 cm deep: the pressure is read through each frame's depth (1 at frame 20, 2 at 24,
+    the held dent the same), one simulation throughout, scrubbed back the same bits."""
+    scene, grid, _ = scene
+    settings = grid.collision_response
+    settings.pressure = True
+    edit = bpy.context.preferences.edit
+    edit.keyframe_new_interpolation_type = "LINEAR"
+    for frame, depth in ((20, 0.1), (24, 0.05)):
+        settings.pressure_depth = depth
+        settings.keyframe_insert("pressure_depth", frame=frame)
+    edit.keyframe_new_interpolation_type = "BEZIER"
+    scene.frame_set(1)
+    built = []
+    shapes, pressures = {}, {}
+    for frame in range(1, 26):
+        scene.frame_set(frame)
+        shapes[frame], pressures[frame] = evaluated(grid).copy(), attribute(grid, PRESSURE)
+        state = addon.blender.simulation.get(grid)
+        if not any(state is b for b in built):
+            built.append(state)
+    assert len(built) == 1
+    np.testing.assert_array_equal(shapes[24], shapes[20])  # held: the same dent
+    assert pressures[20].max() == pytest.approx(1.0, abs=2e-3)
+    assert pressures[24].max() == pytest.approx(2.0, abs=4e-3)
+    np.testing.assert_allclose(pressures[22], pressures[20] / 0.75, rtol=1e-5, atol=1e-7)  # 7.5 cm
+    for frame in (22, 10, 24):
+        scene.frame_set(frame)
+        np.testing.assert_array_equal(attribute(grid, PRESSURE), pressures[frame])

@@ -21,11 +21,18 @@ DENT = 0.05  # how deep the ball reaches below the sheet (its bottom at -0.05 wh
 
 
 def press_and_release(
-    fps: float, ratio: float, period: float, seconds: float = 3.0, time_to_rest: float = 0.3, response_time: float = 0.0
+    fps: float,
+    ratio: float,
+    period: float,
+    seconds: float = 3.0,
+    time_to_rest: float = 0.3,
+    response_time: float = 0.0,
+    followed: list | None = None,
 ):
     """A ball of radius 0.3 comes down over 0.5 s, holds 0.5 s and leaves at 1 m/s; level 1
     takes 60 % of the press and follows with ``ratio`` and ``period``. Returns the frame
-    times and the shown positions (frames, n, 3)."""
+    times and the shown positions (frames, n, 3); ``followed`` gets level 1's elastic
+    offsets (3, 9) of every frame, what the follower sees."""
     rest = grid_rest(LEVEL)
     settings = LevelSettings.uniform(LEVEL + 1, time_to_rest=time_to_rest, response_time=response_time)
     settings.absorption[:] = [0.0, 0.6, 0.0, 0.0, 0.0, 1.0]
@@ -38,7 +45,12 @@ def press_and_release(
     ratios[1] = ratio
     overshoot = Overshoot(surface, np.full(LEVEL + 1, period), ratios) if ratio < 1 else None
     scene = Frames(surface, grid_quads(SIDE), [ball], fps=fps, overshoot=overshoot)
-    return t, np.array([scene.play(frame) for frame in range(frames)])
+    shown = []
+    for frame in range(frames):
+        shown.append(scene.play(frame))
+        if followed is not None:
+            followed.append(surface.elastic_offsets(1).astype(np.float64))
+    return t, np.array(shown)
 
 
 @pytest.mark.parametrize(("ratio", "period"), [(0.2, 0.4), (0.1, 0.25), (0.5, 0.6)])
@@ -114,6 +126,37 @@ def test_24_and_60_fps_agree_within_2_percent_of_the_dent(ratio, period, time_to
     assert rms < 0.05 * dent, f"{rms / dent:.1%} of the dent"
     swing = at24[t24[::2] > 1.0, CENTRE, 2].max()
     assert swing > 0.004 * dent  # it does swing up past rest after the release
+
+
+def test_any_settings_at_24_and_60_fps_differ_no_more_than_the_levels_they_follow():
+    """Random ratios (0.02 to 1), periods (50 ms to 2 s), Times to Rest (20 ms to 1 s) and
+    Response Times (0, 20, 100 ms): the deepest point and the centre at 24 and 60 fps agree
+    within 5 % of the dent (measured up to 4.6 %, at a ratio of 0.03 with a Response Time of
+    0.1 s), and within twice (1 - ratio) times how far the followed level's own offsets
+    differ between the two rates (measured up to 1.86 times). That difference is the
+    kinematic response's: its split of a dent among the levels is not the same at 24 and 60
+    fps (up to 4 % of the dent on level 1 here) though their sum, the surface, is; a spring
+    fed a step of d peaks at most 2 d, and (1 - ratio) of it is shown. Making the split
+    frame-rate independent would change the response without overshoot."""
+    rng = np.random.default_rng(7)
+    for _case in range(16):
+        ratio = float(np.exp(rng.uniform(np.log(0.02), 0)))
+        period = float(np.exp(rng.uniform(np.log(0.05), np.log(2.0))))
+        time_to_rest = float(np.exp(rng.uniform(np.log(0.02), 0.0)))
+        response_time = float(rng.choice([0.0, 0.02, 0.1]))
+        seen24: list = []
+        seen60: list = []
+        _t, at24 = press_and_release(24, ratio, period, 3.0, time_to_rest, response_time, seen24)
+        _t, at60 = press_and_release(60, ratio, period, 3.0, time_to_rest, response_time, seen60)
+        at24, at60 = at24[::2], at60[::5][: len(at24[::2])]  # every 1/12 s
+        levels = np.abs(np.array(seen24[::2]) - np.array(seen60[::5][: len(seen24[::2])])).max()
+        dent = -at24[:, CENTRE, 2].min()
+        centre = np.abs(at24[:, CENTRE] - at60[:, CENTRE]).max()
+        deepest = np.abs(at24[:, :, 2].min(axis=1) - at60[:, :, 2].min(axis=1)).max()
+        worst = max(centre, deepest)
+        case = f"ratio {ratio:.3f}, period {period:.3f}, rest {time_to_rest:.3f}, follow {response_time}"
+        assert worst < 0.05 * dent, f"{case}: {worst / dent:.1%} of the dent"
+        assert worst <= 2 * (1 - ratio) * levels, f"{case}: {worst / ((1 - ratio) * levels):.2f}"
 
 
 def test_a_spring_back_within_a_frame_is_followed_as_the_solver_relaxes():
