@@ -346,12 +346,12 @@ def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.D
     if frame > simulation.start:
         keep_volume.record(simulation, frame)
     if simulation.pressure is not None:  # from the solver's elastic offsets, cached as the positions
-        before, law = simulation.pressures.last, simulation.pressure
-        simulation.pressure = animated.pressure_settings(obj.collision_response)  # (keyframed, it changes)
-        again = moved or before is None or simulation.pressure != law
-        simulation.pressures.keep(
-            frame, pressure_of(surface, simulation.pressure, simulation.normals) if again else before
-        )
+        law = animated.pressure_settings(obj.collision_response)  # (keyframed, it changes)
+        reading = simulation.pressures.last  # an idle frame with the same law keeps the last one
+        if moved or reading is None or law != simulation.pressure:
+            reading = pressure_of(surface, law, simulation.normals)
+        simulation.pressure = law
+        simulation.pressures.keep(frame, reading)
     simulation.head = frame
     simulation.frame_seconds = time.perf_counter() - started
 

@@ -20,8 +20,9 @@ kick over the whole frame, so 24 and 60 fps would ring differently. Either way t
 is integrated exactly: a kick of the change of x's speed at each frame, then the damped
 oscillation over the frame (a rotation and a decay, plus the exponential's own forced part:
 stable for any period, ratio and frame length). A press sampled at 24 or 60 fps gives the
-same ringing, to what the frames cannot see (see ``README``: a contact that ends between
-two frames is seen at the next).
+same ringing, but for what the level itself holds differently at the two rates (the
+kinematic response splits a dent among its levels a little differently; their sum, the
+surface, agrees): the README gives the bound measured.
 """
 
 import numpy as np
