@@ -66,6 +66,7 @@ class Simulation:
     # hold it, (needed,) once asked (``blender.volume``).
     volume_shortfall: tuple[int, Shortfall] | None = None
     volume_advice: tuple[float | None] | None = None
+    volume_kept: dict[int, float] = field(default_factory=dict)  # each short frame's share given back
 
     @property
     def shows_more(self) -> bool:

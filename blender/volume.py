@@ -21,12 +21,14 @@ def measure(obj, volume) -> None:
 
 
 def record(simulation, frame: int) -> None:
-    """After a frame: keep the frame whose shortfall missed the most volume (the one that
-    needs the longest Reach), and forget the advice made for an earlier one."""
+    """After a frame: keep the share of the lost volume a short frame gave back, and the frame
+    whose shortfall missed the most volume (the one that needs the longest Reach), forgetting
+    the advice made for an earlier one."""
     volume = simulation.volume
     shortfall = None if volume is None else volume.shortfall
     if shortfall is None:
         return
+    simulation.volume_kept[frame] = shortfall.kept
     worst = simulation.volume_shortfall
     if worst is None or shortfall.wanted - shortfall.given > worst[1].wanted - worst[1].given:
         simulation.volume_shortfall = (frame, shortfall)

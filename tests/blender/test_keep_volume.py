@@ -181,6 +181,10 @@ def test_a_reach_far_too_small_is_said_in_the_panel_and_the_bake_with_the_reach_
     assert 0.2 < suggested < 0.6  # measured 25 cm (frame 22)
     frame = int(said[0].rsplit(" ", 1)[1])
     assert change[frame - 1] < -0.2  # the frame named is one that lost the most
+    # Each frame that fell short is recorded with the share it gave back: exactly those that
+    # lost more than 2 %, none of it given back.
+    kept = addon.blender.simulation.get(body).volume_kept
+    assert sorted(kept) == [f + 1 for f in np.flatnonzero(change < -0.02)] and set(kept.values()) == {0.0}
     assert bpy.ops.object.collision_response_bake() == {"FINISHED"}
     assert f"'{body.name}': {said[0]}. {said[1]}" in capfd.readouterr().out
     bpy.ops.wm.read_homefile(use_empty=True)
