@@ -5,10 +5,25 @@ animated) restarts the response; playing it does not."""
 import numpy as np
 
 from ..core import LevelSettings
+from ..core.pressure import PressureSettings
 
 #: Settings the response reads at every frame: keyframed or driven, each frame's value is an
 #: input of that frame, like a collider's position, and animating them restarts nothing.
-PER_FRAME = ("friction", "standoff", "substeps", "restriction", "prolongation")
+#: (Keep Volume's Reach: ``blender.volume.measure``; the pressure's law: ``pressure_settings``.)
+#: The switches (Keep Volume, Write Pressure) and the per-level curves cannot be keyframed:
+#: a switch builds or drops part of the simulation, and the curves are a node group's.
+PER_FRAME = (
+    "friction",
+    "standoff",
+    "substeps",
+    "restriction",
+    "prolongation",
+    "volume_reach",
+    "pressure_law",
+    "pressure_depth",
+    "pressure_knee",
+    "pressure_stiffening",
+)
 
 
 def _fcurves(obj) -> list:
@@ -62,3 +77,10 @@ def read_per_frame(settings, coefficients: LevelSettings) -> None:
     coefficients.substeps = settings.substeps
     coefficients.restriction = settings.restriction
     coefficients.prolongation = settings.prolongation
+
+
+def pressure_settings(settings) -> PressureSettings:
+    """This frame's pressure law (its depths and stiffening may be keyframed)."""
+    return PressureSettings(
+        settings.pressure_law, settings.pressure_depth, settings.pressure_knee, settings.pressure_stiffening
+    )

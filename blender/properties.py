@@ -175,6 +175,7 @@ class COLLISION_RESPONSE_PG_settings(bpy.types.PropertyGroup):
         description=f"Write each vertex's pressure to the attribute '{PRESSURE_ATTRIBUTE}' every frame and in "
         "bakes, for shaders (Attribute node): 0 where nothing presses, 1 at the Full Pressure depth",
         default=False,
+        options=set(),  # not keyframed: a switch builds or drops part of the simulation (animated.PER_FRAME)
         update=_changed,
     )
     pressure_color: BoolProperty(
@@ -227,12 +228,13 @@ class COLLISION_RESPONSE_PG_settings(bpy.types.PropertyGroup):
         description="Give back the volume a press takes: the surface around the contact rises (a closed mesh keeps "
         "its enclosed volume, a sheet the volume it displaced within the Reach)",
         default=False,
+        options=set(),  # not keyframed: a switch builds or drops part of the simulation (animated.PER_FRAME)
         update=_changed,
     )
     volume_reach: FloatProperty(
         name="Reach",
-        description="How far from the contact the volume reappears (scene units): a ring that rises most at half "
-        "this distance and fades out at it",
+        description="How far from the contact the volume reappears (scene units, measured under the object's "
+        "scale): a ring that rises most at half this distance and fades out at it. Can be keyframed",
         min=1e-4,
         default=0.5,
         subtype="DISTANCE",

@@ -20,14 +20,15 @@ import numpy as np
 
 from ..core import HierarchyCache, Surface, VertexNormals
 from ..core.folds import FoldGuard
-from ..core.frame import advance, shown
+from ..core.frame import advance, shown, unchanged
 from ..core.overshoot import Overshoot
 from ..core.played import PlayedFrames
 from ..core.pressure import PressureSettings
 from ..core.pressure import pressure as pressure_of
 from ..core.vectors import nonzero_rows
-from ..core.volume import Volume
-from . import animated, curves, guard, mesh_data, posed, pressure, sizes, structure, together
+from ..core.volume import Shortfall, Volume
+from . import animated, curves, guard, mesh_data, posed, pressure, structure, together
+from . import volume as keep_volume
 from .collision import CollisionQuery
 
 #: Meshes above this many vertices get a warning: the response still runs, slowly.
@@ -61,6 +62,11 @@ class Simulation:
     pressure: PressureSettings | None = None  # when the pressure attribute is written
     pressures: PlayedFrames = field(default_factory=PlayedFrames)  # each frame's, (n,) float32
     volume: Volume | None = None  # volume preservation, when on
+    # The played frame that kept the least of the volume promised, and the Reach that would
+    # hold it, (needed,) once asked (``blender.volume``).
+    volume_shortfall: tuple[int, Shortfall] | None = None
+    volume_advice: tuple[float | None] | None = None
+    volume_kept: dict[int, float] = field(default_factory=dict)  # each short frame's share given back
 
     @property
     def shows_more(self) -> bool:
@@ -204,12 +210,9 @@ def _build(obj, scene) -> Simulation:
     if period is not None and ratio is not None and Overshoot.wanted(ratio):
         simulation.overshoot = Overshoot(surface, period, ratio)
     if settings.pressure:
-        simulation.pressure = PressureSettings(
-            settings.pressure_law, settings.pressure_depth, settings.pressure_knee, settings.pressure_stiffening
-        )
-    if settings.volume:  # the reach in object units, as the solver works
-        reach = settings.volume_reach / (sizes.scale(obj) or 1.0)
-        simulation.volume = Volume(rest, *topology[:2], normals, reach)
+        simulation.pressure = animated.pressure_settings(settings)
+    if settings.volume:  # the reach in the scene, measured under the object's transform
+        simulation.volume = Volume(rest, *topology[:2], normals, settings.volume_reach)
     if len(rest) > LARGE_MESH:
         simulation.warnings.append(f"'{obj.name}' has {len(rest):,} vertices: the response will be slow")
     for modifier in obj.modifiers:  # not followed: the colliders meet the mesh without it
@@ -319,6 +322,8 @@ def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.D
     started = time.perf_counter()
     surface = simulation.surface
     animated.read_per_frame(obj.collision_response, surface.settings)  # keyframed, they change
+    if simulation.volume is not None:
+        keep_volume.measure(obj, simulation.volume)
     fps = scene.render.fps / scene.render.fps_base
     with finder(obj, simulation, scene, depsgraph) as find:
         if frame > simulation.start:
@@ -339,11 +344,15 @@ def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.D
         more = shown(surface, simulation.overshoot, simulation.volume)
         last = surface.positions if more is None or not moved else more
     simulation.frames.keep(frame, last)
+    if frame > simulation.start:
+        keep_volume.record(simulation, frame)
     if simulation.pressure is not None:  # from the solver's elastic offsets, cached as the positions
-        before = simulation.pressures.last
-        simulation.pressures.keep(
-            frame, pressure_of(surface, simulation.pressure, simulation.normals) if moved or before is None else before
-        )
+        law = animated.pressure_settings(obj.collision_response)  # (keyframed, it changes)
+        reading = simulation.pressures.last  # an idle frame with the same law keeps the last one
+        if moved or reading is None or law != simulation.pressure:
+            reading = pressure_of(surface, law, simulation.normals)
+        simulation.pressure = law
+        simulation.pressures.keep(frame, reading)
     simulation.head = frame
     simulation.frame_seconds = time.perf_counter() - started
 
@@ -394,7 +403,10 @@ def finder(obj, simulation: Simulation, scene, depsgraph, weigh=None):
     # The frame's first query: the positions asked about, and the posed surface met.
     first: list[tuple[np.ndarray, np.ndarray]] = []
 
-    def find(positions: np.ndarray, among: np.ndarray | None, within: float):
+    def find(positions: np.ndarray, among: np.ndarray | None, within: float, shown: bool = False):
+        if shown:  # positions shown (a swing, the volume given back): not fed back into the contact memory
+            with unchanged(simulation.query.contacts):
+                return find(positions, among, within)
         rest = simulation.rest
         if not on_posed:
             contact = ask(positions, simulation.normals, among, lambda index: positions[index] - rest[index], within)

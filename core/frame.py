@@ -14,21 +14,45 @@ secondary motion (``core.overshoot``) and the volume given back (``core.volume``
 of the colliders the same way, on the shown positions only.
 """
 
-from collections.abc import Callable
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Protocol
 
 import numpy as np
 
+from .contact import Contacts
 from .folds import FoldGuard
 from .overshoot import Overshoot
 from .solver import Surface
 from .vectors import nonzero_rows, rows_differ
 from .volume import Volume
 
-#: ``find(positions (n, 3), among, within)``: the pushes (n, 3) out of the colliders and the
-#: touching flags (n,) of the vertices ``among`` (indices; every vertex when None), in the
-#: solver's space. ``within``: how far any vertex of ``among`` moved since the frame's first
-#: ``find`` (its broad phase may test only those that were that near a collider then).
-Find = Callable[[np.ndarray, np.ndarray | None, float], tuple[np.ndarray, np.ndarray]]
+
+class Find(Protocol):
+    """``find(positions (n, 3), among, within, shown=False)``: the pushes (n, 3) out of the
+    colliders and the touching flags (n,) of the vertices ``among`` (indices; every vertex
+    when None), in the solver's space. ``within``: how far any vertex of ``among`` moved
+    since the frame's first ``find`` (its broad phase may test only those that were that
+    near a collider then). ``shown``: the positions are shown ones (a swing, the volume
+    given back), not the solver's: the query must leave its contact memory as it was
+    (``unchanged``), or what is shown would be fed back into the next frame's contact (a
+    swing away from a collider would make a held vertex let go, at one frame rate and not
+    at another)."""
+
+    def __call__(
+        self, positions: np.ndarray, among: np.ndarray | None, within: float, shown: bool = False
+    ) -> tuple[np.ndarray, np.ndarray]: ...
+
+
+@contextmanager
+def unchanged(contacts: Contacts) -> Iterator[None]:
+    """Leave ``contacts``' memory (which vertices were held, from which side, each collider's
+    side) as it was before the block: for a query of shown positions (see ``Find``)."""
+    held, side, sides = contacts.held.copy(), contacts.side.copy(), dict(contacts.sides)
+    try:
+        yield
+    finally:
+        contacts.held, contacts.side, contacts.sides = held, side, sides
 
 
 def advance(
@@ -88,7 +112,7 @@ def _give_back_volume(
     base = surface.positions if base is None else base
 
     def push_out(positions: np.ndarray, among: np.ndarray) -> np.ndarray:
-        out, _touching = find(positions, among, _furthest_among(positions, before, among))
+        out, _touching = find(positions, among, _furthest_among(positions, before, among), shown=True)
         return out
 
     volume.shown = volume.give_back(base, contact, push_out)
@@ -136,7 +160,7 @@ def _show_overshoot(surface: Surface, overshoot: Overshoot, find: Find, dt: floa
     ringing = nonzero_rows(added)
     shown[ringing] += added[ringing]  # (float32, as the solver's positions)
     swinging = ringing.nonzero()[0]
-    out, _touching = find(shown, swinging, _furthest_among(shown, before, swinging))
+    out, _touching = find(shown, swinging, _furthest_among(shown, before, swinging), shown=True)
     shown += out
     overshoot.shown = shown
     return True

@@ -21,7 +21,17 @@ The move is made in a few parts, the colliders asked after each (as for overshoo
 that meets one stops there, pushed out of it, and takes no further part; what it did not
 give is given by the others in a second round (``ROUNDS``). No vertex moves further than
 twice the dent is deep, so a reach too small to hold the volume gives back less, never a spike.
+Such a frame is recorded (``shortfall``), and ``needed_reach`` estimates the reach that would
+have held it, for the user to be told.
+
+Distances from the contact, and the reach, are measured on the rest shape as the scene sees
+it (``space``: the object's linear transform), so under a non-uniform scale the ring reaches
+as far in every direction; the volume itself is kept in object space, which a linear
+transform scales by one factor (its determinant) everywhere, so a share kept there is the
+same share kept in the scene.
 """
+
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -45,6 +55,33 @@ CHUNK = 1 << 21
 #: Without contact (a dent springing back), the dent is where the surface went in by at least
 #: this share of its deepest.
 DENT = 0.5
+#: What issue 21 promises, and below which a frame is ``short``: a closed mesh's volume within
+#: this share of its rest volume, an open sheet's displaced volume within that share of what
+#: the press took.
+CLOSED_TOLERANCE = 0.02
+OPEN_TOLERANCE = 0.05
+#: ``needed_reach`` asks for a ring that could give back this many times what was missing
+#: without any vertex at its tallest (colliders may hold part of it; the move is not linear).
+MARGIN = 1.5
+#: ``needed_reach`` tries reaches this many times longer than the last, up to the object's size.
+GROWTH = 1.15
+
+
+@dataclass(frozen=True)
+class Shortfall:
+    """A frame that gave back less than the tolerance allows: what ``Volume.needed_reach``
+    needs to say what reach would have held it."""
+
+    wanted: float  # the volume missing before any was given back (object units cubed)
+    given: float  # what was given back
+    reach: float  # the reach then
+    source: np.ndarray  # (n,) bool, where the volume was taken
+    depth: float  # the dent's depth (object units)
+
+    @property
+    def kept(self) -> float:
+        """The share of the missing volume given back."""
+        return self.given / self.wanted if self.wanted else 1.0
 
 
 def triangles_of(corners: np.ndarray, sizes: np.ndarray) -> np.ndarray:
@@ -73,15 +110,25 @@ class Volume:
     rest : (n, 3) float, rest positions
     corners, sizes : the polygons (Blender's loops and corners per face)
     normals : (n, 3) float, the rest shape's unit vertex normals (the direction given back)
-    reach : how far from the contact the volume reappears (object units, > 0)
+    reach : how far from the contact the volume reappears (> 0; in ``space``'s units)
+    space : (3, 3) float, the linear map from object space to where the reach is measured
+        (the object's world matrix without its translation); None: object space
     """
 
-    def __init__(self, rest: np.ndarray, corners: np.ndarray, sizes: np.ndarray, normals: np.ndarray, reach: float):
-        if not reach > 0:
-            raise ValueError(f"reach must be positive, got {reach}")
+    def __init__(
+        self,
+        rest: np.ndarray,
+        corners: np.ndarray,
+        sizes: np.ndarray,
+        normals: np.ndarray,
+        reach: float,
+        space: np.ndarray | None = None,
+    ):
         self.rest = np.asarray(rest, dtype=np.float64)
         self.normals = np.asarray(normals, dtype=np.float64)
-        self.reach = float(reach)
+        self.reach, self.space = 1.0, np.eye(3)
+        self._measured, self._squared = self.rest, np.einsum("ij,ij->i", self.rest, self.rest)
+        self.measure(reach, space)
         self.triangles = triangles_of(corners, sizes)
         t = self.triangles
         edges = np.sort(np.concatenate([t[:, [0, 1]], t[:, [1, 2]], t[:, [2, 0]]]), axis=1)
@@ -98,13 +145,34 @@ class Volume:
         third = np.linalg.norm(np.cross(b - a, c - a), axis=1) / 6.0
         self.area = np.bincount(t.ravel(), np.repeat(third, 3), minlength=len(self.rest))
         self.size = float(np.linalg.norm(np.ptp(self.rest, axis=0))) or 1.0
-        self._squared = np.einsum("ij,ij->i", self.rest, self.rest)  # |rest|^2, for distances
         self.shown: np.ndarray | None = None  # the positions shown at the last frame (None: as given)
         self.given = 0.0  # the volume given back at the last frame (object units cubed)
-        self._last_source: tuple[np.ndarray, np.ndarray] | None = None  # a source and its distances
+        self.wanted = 0.0  # the volume missing at the last frame, before any was given back
+        self.shortfall: Shortfall | None = None  # the last frame's, when it kept less than promised
+        self._last_source: tuple[np.ndarray, np.ndarray, tuple] | None = None  # a source, its distances, their reach
         # What the last shown positions were made of: the positions, the contact, the ring.
-        self._made_of: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        self._made_of: tuple[np.ndarray, np.ndarray, np.ndarray, tuple] | None = None
         self.reused = False  # whether the last frame showed the frame before's positions again
+
+    def measure(self, reach: float, space: np.ndarray | None = None) -> None:
+        """Measure distances from the contact with ``reach`` in ``space`` (see the class): a
+        frame may change either (a keyframed Reach, an animated scale); the rest shape as
+        ``space`` sees it is computed again only when it changed."""
+        if not reach > 0:
+            raise ValueError(f"reach must be positive, got {reach}")
+        self.reach = float(reach)
+        space = np.eye(3) if space is None else np.asarray(space, dtype=np.float64)
+        if space.shape != (3, 3) or not np.isfinite(space).all() or abs(np.linalg.det(space)) < 1e-12:
+            raise ValueError("space must be an invertible 3 x 3 matrix")
+        if not np.array_equal(space, self.space):
+            self.space = space.copy()
+            self._measured = self.rest @ space.T
+            self._squared = np.einsum("ij,ij->i", self._measured, self._measured)  # |p|^2, for distances
+
+    @property
+    def kept(self) -> float:
+        """The share of the missing volume given back at the last frame (1: all, or none missing)."""
+        return 1.0 if self.wanted == 0 else self.given / self.wanted
 
     def height(self, positions: np.ndarray, among: np.ndarray | None = None) -> np.ndarray:
         """How far each vertex (of ``among``, indices; every one when None) moved out along its
@@ -125,14 +193,22 @@ class Volume:
             return contact
         return depth >= DENT * deepest
 
-    def distance(self, source: np.ndarray) -> np.ndarray:
-        """Each vertex's rest distance from ``source`` (n,) bool, within about ``SAMPLING``
-        of the reach; ``inf`` beyond the reach, 0 on the source. (The last one is kept: a
-        held press asks again about the same contact every frame.)"""
-        if self._last_source is not None and np.array_equal(source, self._last_source[0]):
+    def distance(self, source: np.ndarray, reach: float | None = None) -> np.ndarray:
+        """Each vertex's rest distance from ``source`` (n,) bool, measured in ``space``,
+        within about ``SAMPLING`` of the reach; ``inf`` beyond ``reach`` (default: the
+        reach), 0 on the source. (The last one is kept: a held press asks again about the
+        same contact every frame.)"""
+        reach = self.reach if reach is None else float(reach)
+        key = (reach, self.space.tobytes())
+        if (
+            self._last_source is not None
+            and self._last_source[2] == key
+            and np.array_equal(source, self._last_source[0])
+        ):
             return self._last_source[1]
         distance = np.full(len(self.rest), np.inf)
         distance[source] = 0.0
+        self._last_source = (source.copy(), distance, key)
         # Out of the source, the nearest source vertex is on its rim (an edge leaving it),
         # sampled one per cell of a fine grid: a few hundred points, not the contact's all.
         inner = np.flatnonzero(source)
@@ -141,15 +217,15 @@ class Volume:
         neighbours = self._neighbours[first + np.arange(count.sum())]
         rim = np.unique(np.repeat(inner, count)[~source[neighbours]])
         if rim.size == 0:
-            self._last_source = (source.copy(), distance)
             return distance
-        cells = np.floor(self.rest[rim] / (SAMPLING * self.reach)).astype(np.int64)
+        measured = self._measured
+        cells = np.floor(measured[rim] / (SAMPLING * reach)).astype(np.int64)
         _cells, first = np.unique(cells, axis=0, return_index=True)
-        samples = self.rest[rim[np.sort(first)]]
-        low, high = samples.min(axis=0) - self.reach, samples.max(axis=0) + self.reach
+        samples = measured[rim[np.sort(first)]]
+        low, high = samples.min(axis=0) - reach, samples.max(axis=0) + reach
         near = ~source
         for axis in range(3):  # (column by column: no (n, 3) temporaries)
-            column = self.rest[:, axis]
+            column = measured[:, axis]
             near &= (column >= low[axis]) & (column <= high[axis])
         candidates = near.nonzero()[0]
         # |p - q|^2 = |p|^2 - 2 p.q + |q|^2: the nearest sample is the least -2 p.q + |q|^2.
@@ -157,17 +233,34 @@ class Volume:
         rows = max(1, CHUNK // len(samples))
         for begin in range(0, candidates.size, rows):  # chunks of vertices, each vectorized
             chunk = candidates[begin : begin + rows]
-            nearest = (self.rest[chunk] @ (-2.0 * samples.T) + squared_samples).min(axis=1)
+            nearest = (measured[chunk] @ (-2.0 * samples.T) + squared_samples).min(axis=1)
             distance[chunk] = np.sqrt(np.maximum(nearest + self._squared[chunk], 0.0))
-        distance[distance > self.reach] = np.inf
-        self._last_source = (source.copy(), distance)
+        distance[distance > reach] = np.inf
         return distance
 
-    def falloff(self, distance: np.ndarray) -> np.ndarray:
+    def needed_reach(self, shortfall: Shortfall) -> float | None:
+        """About the shortest reach whose ring could have given back what ``shortfall``'s
+        frame missed (``MARGIN`` times it, none of the ring past ``TALLEST`` times the dent's
+        depth, to first order: each vertex's area times its rise), in the reach's units;
+        None when even a ring as wide as the object could not (a dent too deep for what is
+        left of the mesh). Tries reaches ``GROWTH`` times longer in turn: for a short frame
+        only, not every frame."""
+        missing, rise = MARGIN * abs(shortfall.wanted), TALLEST * shortfall.depth
+        extent = float(np.linalg.norm(np.ptp(self._measured, axis=0)))
+        reach = shortfall.reach
+        while reach < extent:
+            reach *= GROWTH
+            distance = self.distance(shortfall.source, reach)
+            ring = np.isfinite(distance) & (distance > 0)
+            if rise * float((self.area[ring] * self.falloff(distance[ring], reach)).sum()) >= missing:
+                return reach
+        return None
+
+    def falloff(self, distance: np.ndarray, reach: float | None = None) -> np.ndarray:
         """The weight of each vertex's share, (n,): a smooth ring, 0 at the contact (the
         vertices beside it lie under the collider, which a tall move there would meet or
         pass), 1 half the reach from it, 0 again from the reach on."""
-        x = np.minimum(distance / self.reach, 1.0)
+        x = np.minimum(distance / (self.reach if reach is None else reach), 1.0)
         return 16.0 * (x * (1.0 - x)) ** 2
 
     def _volume_of(self, positions: np.ndarray, triangles: np.ndarray) -> float:
@@ -185,32 +278,14 @@ class Volume:
         if self._still(positions, contact, push_out):
             self.reused = True
             return self.shown
-        self.reused, self.given, self._made_of = False, 0.0, None
+        self.reused, self.given, self.wanted, self.shortfall, self._made_of = False, 0.0, 0.0, None, None
         source = self.source(positions, contact)
         if not source.any():
             return None
         distance = self.distance(source)
         weight = self.falloff(distance)
         ring = np.flatnonzero(weight > 0)  # the vertices that may rise (within the reach, out of contact)
-        if ring.size == 0:
-            return None
-        weight, normals = weight[ring], self.normals[ring]
-        if self.closed:  # only the triangles around the ring change the enclosed volume
-            near = np.zeros(len(self.rest), dtype=bool)
-            near[ring] = True
-            triangles = self.triangles[near[self.triangles].any(axis=1)]
-            others = enclosed_volume(positions, self.triangles) - self._volume_of(positions, triangles) / 6.0
-
-            def deficit(shown):
-                return self.rest_volume - others - self._volume_of(shown, triangles) / 6.0
-
-        else:  # the displaced volume over the region within the reach
-            region = np.flatnonzero(np.isfinite(distance))
-            area = self.area[region]
-
-            def deficit(shown):
-                return -float((area * self.height(shown, region)).sum())
-
+        deficit, triangles = self._deficit(positions, distance, ring)
         start = deficit(positions)
         # No vertex is moved further than twice the dent is deep: bounded, and what a small
         # reach cannot hold is not given back rather than thrown past the colliders.
@@ -218,6 +293,11 @@ class Volume:
         # (A deficit within float32's rounding of the object's volume is none.)
         if abs(start) <= NEGLIGIBLE * self.size**3 or depth <= 0:
             return None
+        self.wanted = start
+        if ring.size == 0:  # a reach shorter than the mesh's edges: nothing can rise
+            self._record(0.0, source, depth)
+            return None
+        weight, normals = weight[ring], self.normals[ring]
         limit = TALLEST * depth
         shown = np.array(positions, dtype=np.float32)
         given = np.zeros(ring.size)  # how far each vertex rose along its normal so far
@@ -225,7 +305,7 @@ class Volume:
             wanted = deficit(shown)
             if not weight.any() or wanted == 0:
                 break
-            s = self._scale(shown, ring, weight, normals, wanted, triangles if self.closed else None)
+            s = self._scale(shown, ring, weight, normals, wanted, triangles)
             step = np.clip(given + s * weight, -limit, limit) - given
             parts = max(1, int(np.ceil(np.abs(step).max() / (PART * depth))))
             moving = np.flatnonzero(step)  # (a vertex stopped before rises no further)
@@ -235,9 +315,35 @@ class Volume:
             weight[stopped] = 0.0  # held by a collider: the next round gives its share to others
             if not stopped.any():
                 break
-        self.given = start - deficit(shown)
-        self._made_of = (np.array(positions), contact.copy(), ring)
+        self._record(start - deficit(shown), source, depth)
+        self._made_of = (np.array(positions), contact.copy(), ring, self._measuring())
         return shown
+
+    def _deficit(self, positions: np.ndarray, distance: np.ndarray, ring: np.ndarray):
+        """The volume missing at some shown positions, as a function of them, and for a
+        closed mesh the triangles around ``ring`` (only they change when it rises; else None)."""
+        if self.closed:
+            near = np.zeros(len(self.rest), dtype=bool)
+            near[ring] = True
+            triangles = self.triangles[near[self.triangles].any(axis=1)]
+            others = enclosed_volume(positions, self.triangles) - self._volume_of(positions, triangles) / 6.0
+            return (lambda shown: self.rest_volume - others - self._volume_of(shown, triangles) / 6.0), triangles
+        # An open sheet: the displaced volume over the region within the reach.
+        region = np.flatnonzero(np.isfinite(distance))
+        area = self.area[region]
+        return (lambda shown: -float((area * self.height(shown, region)).sum())), None
+
+    def _record(self, given: float, source: np.ndarray, depth: float) -> None:
+        """Keep what a frame gave back, and whether it fell short of the tolerance."""
+        self.given = given
+        left = abs(self.wanted - given)
+        tolerance = CLOSED_TOLERANCE * abs(self.rest_volume) if self.closed else OPEN_TOLERANCE * abs(self.wanted)
+        if left > tolerance:
+            self.shortfall = Shortfall(self.wanted, given, self.reach, source.copy(), depth)
+
+    def _measuring(self) -> tuple:
+        """How distances are measured now (a keyframed Reach or scale changes it)."""
+        return (self.reach, self.space.tobytes())
 
     def _still(self, positions: np.ndarray, contact: np.ndarray, push_out) -> bool:
         """Whether the last shown positions stand: made of the same positions and contact (a
@@ -245,7 +351,9 @@ class Volume:
         onto the bulge without touching the surface beneath)."""
         if self._made_of is None or self.shown is None:
             return False
-        made_of, touched, ring = self._made_of
+        made_of, touched, ring, measuring = self._made_of
+        if measuring != self._measuring():
+            return False
         if not (np.array_equal(contact, touched) and np.array_equal(positions, made_of)):
             return False
         return not push_out(self.shown, ring)[ring].any()

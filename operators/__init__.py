@@ -4,6 +4,7 @@ import bpy
 import numpy as np
 
 from ..blender import curves, guard, mesh_data, point_cache, posed, pressure, simulation
+from ..blender import volume as keep_volume
 from .bake_options import BakeOptions
 from .contact import classes as contact_classes
 from .lists import add_selected, mesh_poll, remove_highlighted
@@ -225,6 +226,8 @@ class OBJECT_OT_collision_response_bake(BakeOptions, bpy.types.Operator):
             keys = [(frame, mesh_data.add_baked_key(self.obj, frame, positions)) for frame, positions in self.baked]
             mesh_data.key_baked(keys, context.preferences.edit)
             where = ""
+        # A Reach too short to keep the volume is said, as the panel says it (the bake is made).
+        short = keep_volume.warning(simulation.get(self.obj), self.scene)
         if self.pressures and self.obj.data.library is None:  # (a linked mesh takes no attributes)
             pressure.bake(self.obj, self.pressures, self.obj.collision_response.pressure_color)
         self.obj.collision_response.enabled = False
@@ -233,6 +236,8 @@ class OBJECT_OT_collision_response_bake(BakeOptions, bpy.types.Operator):
         pressure.write(self.obj, None, False)
         self.scene.frame_set(self.original_frame)
         self.report({"INFO"}, f"Baked frames {self.first}-{self.last} of '{self.obj.name}'{where}")
+        if short:
+            self.report({"WARNING"}, f"'{self.obj.name}': {'. '.join(short)}")
         return {"FINISHED"}
 
     def _cancel(self, problem: str | None = None):

@@ -5,6 +5,7 @@ from typing import cast
 import bpy
 
 from ..blender import curves, point_cache, pressure, simulation, sizes, together
+from ..blender import volume as keep_volume
 from ..blender.presets import COLLISION_RESPONSE_MT_presets
 from ..blender.properties import MAX_LEVELS
 from .structure import COLLISION_RESPONSE_UL_interiors, draw_structure
@@ -229,6 +230,8 @@ class VIEW3D_PT_collision_response_volume(EnabledPanel):
         elif state is not None and state.volume is not None:  # what it keeps depends on the mesh
             kept = "its enclosed volume (closed)" if state.volume.closed else "the volume displaced within Reach (open)"
             layout.label(text=f"Keeps {kept}")
+            for line in keep_volume.warning(state, context.scene):  # a Reach too short, and what to do
+                layout.label(text=line, icon="ERROR")
         else:
             layout.label(text="A closed mesh keeps its enclosed volume, an open one what it displaced")
 

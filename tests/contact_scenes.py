@@ -7,7 +7,7 @@ import numpy as np
 from core import Surface, VertexNormals
 from core.contact import Colliders, Contacts
 from core.folds import FoldGuard
-from core.frame import advance, shown
+from core.frame import advance, shown, unchanged
 from core.volume import Volume
 
 
@@ -154,11 +154,17 @@ class Frames:
         extra = shown(self.surface, self.overshoot, self.volume)
         return (self.surface.positions if extra is None else extra).astype(np.float64)
 
-    def query(self, positions: np.ndarray, among: np.ndarray | None = None, within: float = np.inf):
+    def query(self, positions: np.ndarray, among: np.ndarray | None = None, within: float = np.inf, shown=False):
         """Pushes (n, 3) and touching flags (n,) of the vertices near a collider (``among``):
         the first query of a frame sees the colliders' motion, the second (after the step)
         sees them hold still. ``within``, how far ``among`` moved since the first query, is
-        checked, not used (every vertex is tested): the step must not understate it."""
+        checked, not used (every vertex is tested): the step must not understate it.
+        ``shown``: positions shown, not the solver's: the contact memory is left as it was
+        (``core.frame.Find``; the positions last asked about are remembered, as the add-on's
+        query does)."""
+        if shown:
+            with unchanged(self.contacts):
+                return self.query(positions, among, within)
         positions = positions.astype(np.float64)
         if among is None:
             self.first = positions

@@ -6,6 +6,8 @@ import numpy as np
 import pytest
 from test_addon import evaluated
 from test_contact_holds import wandering_played_twice
+from test_rigged import PRESS, RADIUS, elbow, key_data  # noqa: F401 (elbow: the rigged tests' arm, a fixture)
+from test_rigged import evaluated as posed_positions
 
 from primitives import grid_and_ball
 
@@ -201,3 +203,85 @@ def test_the_scene_at_rest_with_the_defaults_writes_nothing_new(scene):
     state = simulation.get(grid)
     assert state is not None and state.overshoot is None and state.pressure is None
     assert grid.collision_response.profiles["damping_ratio"] == [1.0] * 6
+
+
+def test_a_rigged_arm_with_jelly_pressed_and_released_stays_out_bounded_and_scrubs_exactly(elbow, addon):  # noqa: F811
+    """The rigged tests' arm, bent by its armature while a ball presses its elbow 8 cm (frames
+    10-20, held to 25), then released (the ball gone by frame 30), with Jelly (it swings):
+    every frame to 60 nothing is inside the ball beyond 1e-3 of its size on the evaluated
+    (posed) mesh, no offset of the response key is longer than twice the press, the arm
+    swings out past its rest shape after the release, and the same bits come again played
+    from scratch and scrubbed back. Measured: 1.3e-4 of a metre inside at most (the allowed
+    2.5e-4; the ball's polygons are up to 7.5e-5 inside its sphere), offsets up to 9.4 cm
+    (16 allowed), pressed 9.2 cm in along the rest normals, swinging 1.3 cm out after."""
+    scene, arm, sphere = elbow
+    scene.frame_end = 60
+    far = np.array(sphere.location)  # where it came from, at frame 1
+    sphere.keyframe_insert("location", frame=30)  # back there by frame 30 (held at the elbow at 25)
+    scene.frame_set(25)
+    assert np.linalg.norm(np.array(sphere.location) - far) > 0.4  # (held at the elbow at 25)
+    scene.frame_set(1)
+    assert bpy.ops.object.collision_response_enable() == {"FINISHED"}
+    apply_preset("Jelly")
+    rest = np.array([v.co for v in arm.data.vertices])
+    normals = np.array([v.normal for v in arm.data.vertices])
+    offsets = lambda: key_data(arm.data.shape_keys.key_blocks["Collision Response"]) - rest  # noqa: E731
+
+    def played() -> tuple[list[np.ndarray], list[np.ndarray]]:
+        shown, keyed = [], []
+        for frame in range(1, 61):
+            scene.frame_set(frame)
+            shown.append(posed_positions(arm))
+            centre = np.array(sphere.matrix_world.translation)
+            inside = RADIUS - np.linalg.norm(shown[-1] - centre, axis=1).min()
+            assert inside < 1e-3 * RADIUS, f"frame {frame}: {inside:.5f} inside"
+            keyed.append(offsets())
+            longest = np.linalg.norm(keyed[-1], axis=1).max()
+            assert longest <= 2 * PRESS, f"frame {frame}: an offset of {longest:.4f}"
+        return shown, keyed
+
+    first, keyed = played()
+    assert addon.blender.simulation.get(arm).overshoot is not None  # followed: Jelly's levels swing
+    outward = np.array([np.einsum("ij,ij->i", k, normals).max() for k in keyed])
+    inward = np.array([-np.einsum("ij,ij->i", k, normals).min() for k in keyed])
+    assert inward[19] > 0.5 * PRESS  # pressed (frame 20)
+    assert outward[30:].max() > 0.1 * inward[19]  # it swings out past rest after the release
+    for frame in (45, 12, 33, 60, 20, 31):  # scrubbed back and forth over played frames
+        scene.frame_set(frame)
+        np.testing.assert_array_equal(posed_positions(arm), first[frame - 1])
+    arm.collision_response.standoff = 0.0  # an edit (to the same value): played again from scratch
+    again, _keyed = played()
+    for a, b in zip(first, again, strict=True):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_a_keyframed_full_pressure_depth_is_read_each_frame_and_never_restarts(scene, addon):
+    """Full Pressure At keyed from 10 cm at frame 20 to 5 cm at frame 24 while the ball is
+    held 10 cm deep: the pressure is read through each frame's depth (1 at frame 20, 2 at 24,
+    the held dent the same), one simulation throughout, scrubbed back the same bits."""
+    scene, grid, _ = scene
+    settings = grid.collision_response
+    settings.pressure = True
+    edit = bpy.context.preferences.edit
+    edit.keyframe_new_interpolation_type = "LINEAR"
+    for frame, depth in ((20, 0.1), (24, 0.05)):
+        settings.pressure_depth = depth
+        settings.keyframe_insert("pressure_depth", frame=frame)
+    edit.keyframe_new_interpolation_type = "BEZIER"
+    scene.frame_set(1)
+    built = []
+    shapes, pressures = {}, {}
+    for frame in range(1, 26):
+        scene.frame_set(frame)
+        shapes[frame], pressures[frame] = evaluated(grid).copy(), attribute(grid, PRESSURE)
+        state = addon.blender.simulation.get(grid)
+        if not any(state is b for b in built):
+            built.append(state)
+    assert len(built) == 1
+    np.testing.assert_array_equal(shapes[24], shapes[20])  # held: the same dent
+    assert pressures[20].max() == pytest.approx(1.0, abs=2e-3)
+    assert pressures[24].max() == pytest.approx(2.0, abs=4e-3)
+    np.testing.assert_allclose(pressures[22], pressures[20] / 0.75, rtol=1e-5, atol=1e-7)  # 7.5 cm
+    for frame in (22, 10, 24):
+        scene.frame_set(frame)
+        np.testing.assert_array_equal(attribute(grid, PRESSURE), pressures[frame])

@@ -21,11 +21,18 @@ DENT = 0.05  # how deep the ball reaches below the sheet (its bottom at -0.05 wh
 
 
 def press_and_release(
-    fps: float, ratio: float, period: float, seconds: float = 3.0, time_to_rest: float = 0.3, response_time: float = 0.0
+    fps: float,
+    ratio: float,
+    period: float,
+    seconds: float = 3.0,
+    time_to_rest: float = 0.3,
+    response_time: float = 0.0,
+    followed: list | None = None,
 ):
     """A ball of radius 0.3 comes down over 0.5 s, holds 0.5 s and leaves at 1 m/s; level 1
     takes 60 % of the press and follows with ``ratio`` and ``period``. Returns the frame
-    times and the shown positions (frames, n, 3)."""
+    times and the shown positions (frames, n, 3); ``followed`` gets level 1's elastic
+    offsets (3, 9) of every frame, what the follower sees."""
     rest = grid_rest(LEVEL)
     settings = LevelSettings.uniform(LEVEL + 1, time_to_rest=time_to_rest, response_time=response_time)
     settings.absorption[:] = [0.0, 0.6, 0.0, 0.0, 0.0, 1.0]
@@ -38,7 +45,12 @@ def press_and_release(
     ratios[1] = ratio
     overshoot = Overshoot(surface, np.full(LEVEL + 1, period), ratios) if ratio < 1 else None
     scene = Frames(surface, grid_quads(SIDE), [ball], fps=fps, overshoot=overshoot)
-    return t, np.array([scene.play(frame) for frame in range(frames)])
+    shown = []
+    for frame in range(frames):
+        shown.append(scene.play(frame))
+        if followed is not None:
+            followed.append(surface.elastic_offsets(1).astype(np.float64))
+    return t, np.array(shown)
 
 
 @pytest.mark.parametrize(("ratio", "period"), [(0.2, 0.4), (0.1, 0.25), (0.5, 0.6)])
@@ -75,15 +87,35 @@ def test_a_ratio_of_1_is_the_response_without_overshoot_bit_for_bit():
     assert np.abs(swinging - plain).max() > 0.1 * DENT  # while lower ratios swing
 
 
-@pytest.mark.parametrize(("ratio", "period"), [(0.2, 0.4), (0.1, 0.25), (0.5, 0.6)])
-def test_24_and_60_fps_agree_within_2_percent_of_the_dent(ratio, period):
+#: (ratio, period, time to rest): the swings of issue 21, and a fast spring-back (50 ms, less
+#: than a frame and a quarter at 24 fps) with periods down to 50 ms (a 20 Hz swing: 1.2
+#: frames a period at 24 fps) and the lowest ratio.
+RATES = [
+    (0.2, 0.4, 0.3),
+    (0.1, 0.25, 0.3),
+    (0.5, 0.6, 0.3),
+    (0.2, 0.4, 0.05),
+    (0.1, 0.25, 0.05),
+    (0.5, 0.6, 0.05),
+    (0.2, 0.1, 0.05),
+    (0.1, 0.05, 0.05),
+    (0.02, 0.05, 0.05),
+    (0.02, 0.05, 0.3),
+]
+
+
+@pytest.mark.parametrize(("ratio", "period", "time_to_rest"), RATES)
+def test_24_and_60_fps_agree_within_2_percent_of_the_dent(ratio, period, time_to_rest):
     """Every 1/12 s of the press, the hold, the release and the swings after it: the deepest
     point and the centre's swing agree within 2 % of the dent at 24 and 60 fps (measured
-    0.8-1.4 %), the whole sheet within 5 % (root mean square; measured 3.6-4.6 %, of which the
-    response without overshoot has 1.6 %: where the ball's rim meets vertices a frame apart,
-    a coarse level's share moves within a frame, and the spring sees that motion sampled)."""
-    t24, at24 = press_and_release(24, ratio, period)
-    _t60, at60 = press_and_release(60, ratio, period)
+    0.02-1.38 %; 1.38 % at a 50 ms period and a ratio of 0.02), the whole sheet within 5 %
+    (root mean square; measured 1.0-3.6 %, of which the response without overshoot has 1.6 %:
+    where the ball's rim meets vertices a frame apart). Before, a 50 ms Time to Rest differed
+    by 4.6 % (0.2, 0.4 s) to 27 % (0.02, 50 ms) at the centre: the spring-back, within part of
+    a frame, was taken as a straight line over the whole frame, and the swing's query of the
+    ball overwrote the contact's memory, so a held coarse vertex let go at 60 fps only."""
+    t24, at24 = press_and_release(24, ratio, period, time_to_rest=time_to_rest)
+    _t60, at60 = press_and_release(60, ratio, period, time_to_rest=time_to_rest)
     at24, at60 = at24[::2], at60[::5][: len(at24[::2])]  # every 1/12 s
     dent = -at24[:, CENTRE, 2].min()
     assert DENT - 1e-6 < dent < 1.3 * DENT  # held at the ball, swinging a little past it
@@ -92,8 +124,78 @@ def test_24_and_60_fps_agree_within_2_percent_of_the_dent(ratio, period):
     assert max(centre, deepest) < 0.02 * dent, f"{max(centre, deepest) / dent:.1%} of the dent"
     rms = np.sqrt((np.linalg.norm(at24 - at60, axis=2) ** 2).mean(axis=1)).max()
     assert rms < 0.05 * dent, f"{rms / dent:.1%} of the dent"
-    swing = at24[t24[::2] > 1.2, CENTRE, 2].max()
-    assert swing > 0.01 * dent  # it does swing up past rest after the release
+    swing = at24[t24[::2] > 1.0, CENTRE, 2].max()
+    assert swing > 0.004 * dent  # it does swing up past rest after the release
+
+
+def test_any_settings_at_24_and_60_fps_differ_no_more_than_the_levels_they_follow():
+    """Random ratios (0.02 to 1), periods (50 ms to 2 s), Times to Rest (20 ms to 1 s) and
+    Response Times (0, 20, 100 ms): the deepest point and the centre at 24 and 60 fps agree
+    within 5 % of the dent (measured up to 4.6 %, at a ratio of 0.03 with a Response Time of
+    0.1 s), and within twice (1 - ratio) times how far the followed level's own offsets
+    differ between the two rates (measured up to 1.86 times). That difference is the
+    kinematic response's: its split of a dent among the levels is not the same at 24 and 60
+    fps (up to 4 % of the dent on level 1 here) though their sum, the surface, is; a spring
+    fed a step of d peaks at most 2 d, and (1 - ratio) of it is shown. Making the split
+    frame-rate independent would change the response without overshoot."""
+    rng = np.random.default_rng(7)
+    for _case in range(16):
+        ratio = float(np.exp(rng.uniform(np.log(0.02), 0)))
+        period = float(np.exp(rng.uniform(np.log(0.05), np.log(2.0))))
+        time_to_rest = float(np.exp(rng.uniform(np.log(0.02), 0.0)))
+        response_time = float(rng.choice([0.0, 0.02, 0.1]))
+        seen24: list = []
+        seen60: list = []
+        _t, at24 = press_and_release(24, ratio, period, 3.0, time_to_rest, response_time, seen24)
+        _t, at60 = press_and_release(60, ratio, period, 3.0, time_to_rest, response_time, seen60)
+        at24, at60 = at24[::2], at60[::5][: len(at24[::2])]  # every 1/12 s
+        levels = np.abs(np.array(seen24[::2]) - np.array(seen60[::5][: len(seen24[::2])])).max()
+        dent = -at24[:, CENTRE, 2].min()
+        centre = np.abs(at24[:, CENTRE] - at60[:, CENTRE]).max()
+        deepest = np.abs(at24[:, :, 2].min(axis=1) - at60[:, :, 2].min(axis=1)).max()
+        worst = max(centre, deepest)
+        case = f"ratio {ratio:.3f}, period {period:.3f}, rest {time_to_rest:.3f}, follow {response_time}"
+        assert worst < 0.05 * dent, f"{case}: {worst / dent:.1%} of the dent"
+        assert worst <= 2 * (1 - ratio) * levels, f"{case}: {worst / ((1 - ratio) * levels):.2f}"
+
+
+def test_a_spring_back_within_a_frame_is_followed_as_the_solver_relaxes():
+    """A level that only springs back over a frame (50 ms Time to Rest, 24 fps: 2 % left after
+    a frame) is followed along its exponential, not a straight line: the follower's lag over
+    such a frame is the exact solution of e'' + 2 zeta w e' + w^2 e = -x'' for x = x0 exp(-k t),
+    integrated here finely (RK4, 4000 steps) from the same start."""
+    rest = grid_rest(LEVEL)
+    settings = LevelSettings.uniform(LEVEL + 1, time_to_rest=0.05)
+    surface = Surface(GridHierarchy(LEVEL), rest, settings)
+    ratio, period, dt = 0.2, 0.4, 1 / 24
+    ratios = np.ones(LEVEL + 1)
+    ratios[1] = ratio
+    follower = Overshoot(surface, np.full(LEVEL + 1, period), ratios)
+    k = np.log(100) / 0.05
+    x0 = np.zeros((3, surface.hierarchy.sizes[1]))
+    x0[2, 4] = -0.03  # the level's centre, released from 3 cm
+    follower._last[1], follower._slope[1] = x0.copy(), np.zeros_like(x0)  # held still until now
+    relaxed = x0 * np.exp(-k * dt)
+    assert follower._relaxing(relaxed, x0, np.full(x0.shape[1], k), dt)[0].tolist() == [4]
+    surface._levels[1].elastic[:] = relaxed.astype(np.float32)
+    follower.step(dt)
+    w = 2 * np.pi / period / np.sqrt(1 - ratio**2)
+
+    def f(t, y):  # (e, e'), with x'' = k^2 x0 exp(-k t); the kick at t = 0 is -x'(0) = k x0
+        return np.array([y[1], -2 * ratio * w * y[1] - w * w * y[0] - k * k * x0[2, 4] * np.exp(-k * t)])
+
+    y, h = np.array([0.0, k * x0[2, 4]]), dt / 4000
+    for i in range(4000):
+        t = i * h
+        a = f(t, y)
+        b = f(t + h / 2, y + h / 2 * a)
+        c = f(t + h / 2, y + h / 2 * b)
+        d = f(t + h, y + h * c)
+        y = y + h / 6 * (a + 2 * b + 2 * c + d)
+    lag = follower._lag[1][2, 4]
+    assert lag == pytest.approx(y[0], rel=1e-6, abs=1e-9)
+    assert follower._speed[1][2, 4] == pytest.approx(y[1], rel=1e-6, abs=1e-8)
+    assert abs(lag) > 0.02  # 2.06 cm (a straight line from x0 to x1 gave 2.39 cm, 16 % more)
 
 
 def test_any_settings_stay_finite_bounded_out_of_the_ball_and_repeat_bit_for_bit():

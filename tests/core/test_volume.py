@@ -38,10 +38,11 @@ def squeeze(profile: str, reach: float | None, frames: int = FRAMES):
     paths = [np.stack([s * x, 0 * t, 0 * t], axis=1) for s in (1, -1)]
     balls = [Ball(path, BALL) for path in paths]
     scene = Frames(Surface(hierarchy, rest, settings), faces, balls, reach=reach)
-    shown = []
+    shown, scene.shortfalls = [], []  # each frame's shortfall (None: kept as promised)
     for frame in range(frames):
         shown.append(scene.play(frame))
         assert max(ball.depth(shown[-1]).max() for ball in balls) <= 1e-3 * BALL, "inside a ball"
+        scene.shortfalls.append(None if scene.volume is None else scene.volume.shortfall)
     return np.array(shown), faces, scene
 
 
@@ -73,6 +74,79 @@ def test_a_reach_too_small_to_hold_the_volume_gives_back_what_it_can_and_no_spik
     deepest = -np.einsum("fij,ij->fi", plain - rest, normals).min(axis=1)  # the dent's depth, each frame
     added = np.einsum("fij,ij->fi", shown - plain, normals).max(axis=1)
     assert (added <= 2.0 * deepest + 1e-6).all()
+
+
+def test_a_reach_far_too_small_is_recorded_with_the_reach_that_would_hold_the_volume():
+    """Rubber with a Reach of 2 cm on a 50 cm ball (shorter than its edges: nothing can rise)
+    gives back nothing, 24.7 % lost: every frame it falls short is recorded, with what was
+    missing and none of it given back; ``needed_reach`` then says about 33 cm, and that reach
+    keeps the volume within 2 % every frame, with no frame short. A Reach that holds it (30 cm)
+    records none, and nor does one that keeps it within the 2 % promised (elastic, 15 cm,
+    0.26 % lost) though it gives back less than all."""
+    shown, faces, scene = squeeze("rubber", 0.02)
+    rest_volume = enclosed_volume(shown[0], faces)
+    change = np.array([enclosed_volume(p, faces) / rest_volume - 1.0 for p in shown])
+    short = [(frame, s) for frame, s in enumerate(scene.shortfalls) if s is not None]
+    # Short exactly on the frames that lose more than 2 %: the record is the promise.
+    assert [frame for frame, _s in short] == list(np.flatnonzero(change < -0.02))
+    assert len(short) > 30 and change.min() < -0.2
+    assert all(s.kept == 0 and s.given == 0 and s.wanted > 0.02 * rest_volume for _f, s in short)
+    worst = max((s for _f, s in short), key=lambda s: s.wanted - s.given)
+    needed = scene.volume.needed_reach(worst)
+    assert 0.2 < needed < 0.5  # measured 0.33
+    held, _faces, scene = squeeze("rubber", needed)
+    change = np.array([enclosed_volume(p, faces) / rest_volume - 1.0 for p in held])
+    assert np.abs(change).max() < 0.02, f"{np.abs(change).max():.2%}"
+    assert scene.shortfalls == [None] * FRAMES
+    for profile, reach in (("rubber", 0.3), ("elastic", 0.15)):
+        _shown, _faces, scene = squeeze(profile, reach)
+        assert scene.shortfalls == [None] * FRAMES, (profile, reach)
+
+
+def test_a_reach_too_small_for_part_of_the_volume_says_how_much_was_kept():
+    """Rubber with a Reach of 15 cm keeps part (13.9 % lost of 24.7 %): its short frames say
+    so (the share kept between 0 and 1, as measured), and the reach it needs is longer."""
+    shown, faces, scene = squeeze("rubber", 0.15)
+    plain, _faces, _scene = squeeze("rubber", None)
+    rest_volume = enclosed_volume(shown[0], faces)
+    for frame, shortfall in enumerate(scene.shortfalls):
+        if shortfall is None:
+            continue
+        lost = rest_volume - enclosed_volume(plain[frame], faces)
+        kept = (enclosed_volume(shown[frame], faces) - enclosed_volume(plain[frame], faces)) / lost
+        assert shortfall.wanted == pytest.approx(lost, rel=1e-4)
+        assert shortfall.kept == pytest.approx(kept, abs=1e-4) and 0 < kept < 0.98
+    worst = max((s for s in scene.shortfalls if s is not None), key=lambda s: s.wanted - s.given)
+    assert scene.volume.needed_reach(worst) > 0.2
+
+
+def test_the_reach_is_measured_in_the_space_given_a_non_uniform_scale_too():
+    """Distances from the contact measured on the rest shape as the scene sees it: a UV sphere
+    scaled (1, 1, 3) has every vertex's distance from a contact at +x that of its scaled
+    position, to within the sampling (an eighth of the reach), and the ring reaches as far
+    up (z) as around (y) in the scene, a third as far in the object's own units."""
+    rest, faces = uv_sphere(0.5, 48, 24)
+    normals = rest / np.linalg.norm(rest, axis=1)[:, None]
+    scale = np.diag([1.0, 1.0, 3.0])
+    reach = 0.2
+    volume = Volume(rest, faces.ravel(), np.full(len(faces), 3), normals, reach, space=scale)
+    source = rest[:, 0] > 0.45
+    distance = volume.distance(source)
+    scene = rest @ scale.T
+    exact = np.linalg.norm(scene[:, None] - scene[source][None], axis=2).min(axis=1)
+    within = exact < reach - reach / 8
+    assert np.abs(distance[within] - exact[within]).max() <= reach / 8
+    assert np.isinf(distance[exact > reach + reach / 8]).all()
+
+    def past(ring):  # how far the ring reaches past the contact up and around, object units
+        edge = np.abs(rest[source, 1]).max()  # (the contact is as wide up as around)
+        return np.abs(rest[ring, 2]).max() - edge, np.abs(rest[ring, 1]).max() - edge
+
+    up, around = past(np.isfinite(distance))
+    assert up == pytest.approx(around / 3, rel=0.25), (up, around)
+    volume.measure(reach)  # in object space: as far up as around
+    up, around = past(np.isfinite(volume.distance(source)))
+    assert up == pytest.approx(around, rel=0.1), (up, around)
 
 
 @pytest.mark.parametrize(("profile", "lost"), [("elastic", 0.06), ("rubber", 0.2), ("flesh", -0.02)])
