@@ -32,6 +32,12 @@ class Collider:
     #: ``core.contact``'s COLLIDER, INTERIOR (stay outside it) or CONTAINER (stay inside it:
     #: ``inverted`` is flipped, so its outside is what the rays find inside).
     kind: int = COLLIDER
+    #: Its shape in its own space: bounds, whether it is closed, and whether its normals
+    #: point in (a part of it can then answer rays: ``patch``).
+    local_low: np.ndarray | None = None
+    local_high: np.ndarray | None = None
+    closed: bool = True
+    inside_out: bool = False
 
 
 def usable_colliders(
@@ -85,7 +91,22 @@ def usable_colliders(
             messages.append(f"'{name}' is not closed: its inside is taken to be behind its faces")
         if kind == CONTAINER:  # the rays find its outside inside: a vertex out of it is pushed in
             inverted = not inverted
-        usable.append(Collider(obj, low, high, centre, radius, inverted, shape.rigid, kind))
+        usable.append(
+            Collider(
+                obj,
+                low,
+                high,
+                centre,
+                radius,
+                inverted,
+                shape.rigid,
+                kind,
+                shape.low,
+                shape.high,
+                shape.closed,
+                shape.inside_out,
+            )
+        )
     return usable, messages
 
 

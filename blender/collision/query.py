@@ -18,9 +18,10 @@ from typing import TYPE_CHECKING
 import bpy
 import numpy as np
 
-from ...core.contact import CONTAINER, HOLD_TOLERANCE, TOUCH_TOLERANCE, Colliders, Contacts, Resting
+from ...core.contact import COLLIDER, CONTAINER, HOLD_TOLERANCE, TOUCH_TOLERANCE, Colliders, Contacts, Resting
 from ...core.vectors import nonzero_rows
 from .colliders import Collider, carried_box, usable_colliders
+from .patch import Patch
 from .raycast import RayCaster
 
 if TYPE_CHECKING:
@@ -247,9 +248,18 @@ class CollisionQuery:
         """The colliders as the contact rules see them, with Blender's ray caster."""
         objects = [c.obj for c in colliders]
         flip = np.array([-1.0 if c.inverted else 1.0 for c in colliders])[:, None]
+        # A closed deforming collider of a mesh whose colliders move between a frame's queries
+        # (a soft partner) is cast against in part: Blender builds its whole search tree again
+        # at every cast otherwise.
+        patches = [
+            Patch.around(c.local_low, c.local_high, c.inside_out)
+            if self.fresh_colliders and not c.rigid and c.closed and c.kind == COLLIDER and c.local_low is not None
+            else None
+            for c in colliders
+        ]
 
         def cast(origins: np.ndarray, rays: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            signed, normals = self.caster.cast(objects, origins, rays, depsgraph)
+            signed, normals = self.caster.cast(objects, origins, rays, depsgraph, patches)
             return signed * flip, normals * flip[:, :, None]
 
         return Colliders(
