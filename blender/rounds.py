@@ -22,10 +22,14 @@ class Faces:
         self.starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
         self.face = np.repeat(np.arange(sizes.size), sizes)
 
-    def around(self, moved: np.ndarray) -> np.ndarray:
-        """The vertices (rows) of every face with a vertex ``moved`` ((n,) bool)."""
+    def around(self, moved: np.ndarray, positions: np.ndarray) -> tuple[np.ndarray, float]:
+        """The corners (their ``positions``, (c, 3)) of every face with a vertex ``moved``
+        ((n,) bool), and the largest of those faces (its box's diagonal)."""
         touched = np.logical_or.reduceat(moved[self.corners], self.starts)
-        return np.unique(self.corners[touched[self.face]])
+        corners = positions[self.corners[touched[self.face]]]
+        starts = np.concatenate([[0], np.cumsum(np.diff(np.append(self.starts, self.corners.size))[touched])[:-1]])
+        extent = np.maximum.reduceat(corners, starts, axis=0) - np.minimum.reduceat(corners, starts, axis=0)
+        return corners, float(np.sqrt(np.einsum("ij,ij->i", extent, extent).max()))
 
 
 def rows_to_ask(
@@ -36,13 +40,13 @@ def rows_to_ask(
     faces: list[Faces],
     matrices: list[np.ndarray],
 ) -> np.ndarray:
-    """The rows of member ``index`` a round asks about: pushed or touching at the last
-    question (``found``: each member's pushes and touching flags), moved since it
-    (``positions`` now, ``before`` then, object space), or within a moved face's reach of
-    another member (``faces``: each member's; ``matrices``: their world matrices)."""
+    """The rows of member ``index`` a round asks about: pushed at the last question
+    (``found``: each member's pushes and touching flags), moved since it (``positions``
+    now, ``before`` then, object space), or within reach of a face of another member that
+    moved (``faces``: each member's; ``matrices``: their world matrices). A vertex resting
+    on a partner is not asked again while the partner's faces near it hold still."""
     mine = positions[index]
-    push, touching = found[index]
-    ask = nonzero_rows(push) | touching | rows_differ(mine, before[index])
+    ask = nonzero_rows(found[index][0]) | rows_differ(mine, before[index])
     to_mine = np.linalg.inv(matrices[index])
     for other, (now, then) in enumerate(zip(positions, before, strict=True)):
         moved = rows_differ(now, then) if other != index else None
@@ -50,13 +54,38 @@ def rows_to_ask(
             continue
         move = now[moved] - then[moved]
         reach = float(np.sqrt(np.einsum("ij,ij->i", move, move).max()))
+        corners, extent = faces[other].around(moved, now)
         carry = to_mine @ matrices[other]
-        corners = now[faces[other].around(moved)] @ carry[:3, :3].T + carry[:3, 3]
-        # Grown by the furthest move as seen in this mesh's space, and past float32's rounding.
-        pad = reach * float(np.linalg.norm(carry[:3, :3], 2)) * (1.0 + 1e-4) + 1e-6 * float(np.abs(corners).max())
-        low, high = corners.min(axis=0) - pad, corners.max(axis=0) + pad
-        within = np.ones(mine.shape[0], dtype=bool)
-        for axis in range(3):  # column by column: a reduction along the short axis is slow
-            within &= (mine[:, axis] >= low[axis]) & (mine[:, axis] <= high[axis])
-        ask |= within
+        corners = corners @ carry[:3, :3].T + carry[:3, 3]
+        # A point of a moved face, where it is, was or passed, is within its box's diagonal
+        # (grown by the moves of its corners, twice) plus the move of a corner: seen in this
+        # mesh's space, and past float32's rounding.
+        scale = float(np.linalg.norm(carry[:3, :3], 2))
+        reach = (extent + 3.0 * reach) * scale * (1.0 + 1e-4) + 1e-6 * float(np.abs(corners).max())
+        ask |= _within(mine, corners, reach)
     return ask.nonzero()[0]
+
+
+def _within(points: np.ndarray, centres: np.ndarray, reach: float) -> np.ndarray:
+    """Which of ``points`` (n, 3) may lie within ``reach`` of one of ``centres`` (c, 3),
+    (n,) bool: those in a cell of side ``reach`` next to (or holding) a centre's, which
+    holds every point within reach (and some a little further)."""
+    reach = max(reach, float(np.ptp(centres, axis=0).max()) / 1e5)  # cells enough to number in int64
+    low = centres.min(axis=0) - reach
+    shape = np.floor((centres.max(axis=0) + reach - low) / reach).astype(np.int64) + 1
+    near = np.ones(points.shape[0], dtype=bool)
+    for axis in range(3):  # first the box around the centres: most points are out of it
+        near &= (points[:, axis] >= low[axis]) & (points[:, axis] <= low[axis] + shape[axis] * reach)
+    rows = near.nonzero()[0]
+    cells = np.floor((centres - low) / reach).astype(np.int64)
+    steps = np.array([(x, y, z) for x in (-1, 0, 1) for y in (-1, 0, 1) for z in (-1, 0, 1)])
+    around = (cells[:, None, :] + steps[None]).reshape(-1, 3)
+    taken = np.unique(_key(np.clip(around, 0, shape - 1), shape))
+    mine = np.clip(np.floor((points[rows] - low) / reach).astype(np.int64), 0, shape - 1)
+    near[rows] = np.isin(_key(mine, shape), taken)
+    return near
+
+
+def _key(cells: np.ndarray, shape: np.ndarray) -> np.ndarray:
+    """One integer per cell (c, 3) of a grid of ``shape`` cells."""
+    return (cells[:, 0] * shape[1] + cells[:, 1]) * shape[2] + cells[:, 2]

@@ -13,6 +13,7 @@ from contextlib import ExitStack
 
 import numpy as np
 
+from ..core.contact import HOLD_TOLERANCE
 from ..core.pressure import pressure as pressure_of
 from ..core.together import advance_together
 from . import animated, mesh_data, posed, simulation, structure
@@ -109,6 +110,11 @@ def _simulations(members: list, scene) -> list:
     return sims
 
 
+def _radius(rest: np.ndarray) -> float:
+    """Half the diagonal of the box around ``rest`` (n, 3): its size, as tolerances take it."""
+    return float(np.linalg.norm([np.ptp(rest[:, axis]) for axis in range(3)])) / 2
+
+
 def _step(members: list, sims: list, scene, frame: int, depsgraph) -> None:
     """Simulate ``frame`` (the scene is at it) for every member at once."""
     started = time.perf_counter()
@@ -162,7 +168,10 @@ def _step(members: list, sims: list, scene, frame: int, depsgraph) -> None:
             return found
 
         if frame > sims[0].start:
-            advance_together([sim.surface for sim in sims], ask, 1.0 / fps)
+            # An overlap left within 1e-3 of a member's size (the contact's tolerance) is closed
+            # by the next, whole round: the members end no further apart than that.
+            close = [HOLD_TOLERANCE * _radius(sim.rest) for sim in sims]
+            advance_together([sim.surface for sim in sims], ask, 1.0 / fps, close=close)
         else:  # the start frame is the rest shape: it only shows the colliders to the queries
             ask([sim.surface.positions for sim in sims], None)
     seconds = time.perf_counter() - started

@@ -178,12 +178,25 @@ def _deformed_shape(evaluated: bpy.types.Object, key: tuple) -> _Shape | None:
         return None
     points = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
     mesh.vertices.foreach_get("co", points)
-    points = points.reshape(-1, 3).astype(np.float64)
+    points = points.reshape(-1, 3)
     known = _TOPOLOGY.get(key)
     if known is None:
-        known = _TOPOLOGY[key] = _topology(mesh, points)
+        known = _TOPOLOGY[key] = _topology(mesh, points.astype(np.float64))
     closed, inside_out = known
-    return _bounded(points, closed, inside_out, rigid=False)
+    # What _bounded gives, without every point in float64 (a soft partner is measured at
+    # each of a frame's queries): the box is the float32 one, and the sphere's radius is
+    # measured exactly on the points that float32 finds nearly furthest.
+    # Column by column: numpy reduces an (n, 3) array along its long axis ten times slower.
+    columns = [points[:, axis] for axis in range(3)]
+    low = np.array([float(column.min()) for column in columns])
+    high = np.array([float(column.max()) for column in columns])
+    centre = (low + high) / 2
+    squared = sum((column - np.float32(middle)) ** 2 for column, middle in zip(columns, centre, strict=True))
+    furthest = float(squared.max())
+    slack = 1e-5 * (np.sqrt(furthest) + float(np.abs(centre).max())) ** 2  # float32's rounding, many times over
+    near_furthest = points[squared >= furthest - slack].astype(np.float64) - centre
+    radius = float(np.sqrt(np.add.reduce(near_furthest * near_furthest, axis=1).max()))
+    return _Shape(low, high, centre, radius, closed, inside_out, rigid=False)
 
 
 def _topology(mesh: bpy.types.Mesh, points: np.ndarray) -> tuple[bool, bool]:
