@@ -191,7 +191,9 @@ def _deformed_shape(evaluated: bpy.types.Object, key: tuple) -> _Shape | None:
     low = np.array([float(column.min()) for column in columns])
     high = np.array([float(column.max()) for column in columns])
     centre = (low + high) / 2
-    squared = sum((column - np.float32(middle)) ** 2 for column, middle in zip(columns, centre, strict=True))
+    squared = np.zeros(points.shape[0], dtype=np.float32)
+    for column, middle in zip(columns, centre, strict=True):
+        squared += (column - np.float32(middle)) ** 2
     furthest = float(squared.max())
     slack = 1e-5 * (np.sqrt(furthest) + float(np.abs(centre).max())) ** 2  # float32's rounding, many times over
     near_furthest = points[squared >= furthest - slack].astype(np.float64) - centre

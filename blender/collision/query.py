@@ -248,15 +248,7 @@ class CollisionQuery:
         """The colliders as the contact rules see them, with Blender's ray caster."""
         objects = [c.obj for c in colliders]
         flip = np.array([-1.0 if c.inverted else 1.0 for c in colliders])[:, None]
-        # A closed deforming collider of a mesh whose colliders move between a frame's queries
-        # (a soft partner) is cast against in part: Blender builds its whole search tree again
-        # at every cast otherwise.
-        patches = [
-            Patch.around(c.local_low, c.local_high, c.inside_out)
-            if self.fresh_colliders and not c.rigid and c.closed and c.kind == COLLIDER and c.local_low is not None
-            else None
-            for c in colliders
-        ]
+        patches = [self._patch(c) for c in colliders]
 
         def cast(origins: np.ndarray, rays: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
             signed, normals = self.caster.cast(objects, origins, rays, depsgraph, patches)
@@ -269,6 +261,15 @@ class CollisionQuery:
             cast,
             np.array([c.kind for c in colliders], dtype=np.int8),
         )
+
+    def _patch(self, collider: Collider) -> Patch | None:
+        """How to cast against a closed deforming collider of a mesh whose colliders move
+        between a frame's queries (a soft partner): in part, as Blender would build its whole
+        search tree again at every cast. None: whole."""
+        low, high = collider.local_low, collider.local_high
+        if not self.fresh_colliders or collider.rigid or not collider.closed or collider.kind != COLLIDER:
+            return None
+        return None if low is None or high is None else Patch.around(low, high, collider.inside_out)
 
     def _normals_at(self, positions: np.ndarray, index: np.ndarray) -> np.ndarray:
         """The vertex normals of vertices ``index`` at ``positions`` (a script's query)."""
