@@ -147,7 +147,7 @@ def _step(members: list, sims: list, scene, frame: int, depsgraph) -> None:
         # A round after a round asks only near the contact (``rounds``); on a posed member a
         # move in rest space is not one on the surface the partners meet: every vertex.
         narrow = not any(posed.is_posed(member) for member in members)
-        last: dict = {}  # the last question: the positions asked about, what it found, what came before
+        last: dict = {}  # the last question: the positions asked about, what it found, whether a round asked it
 
         def ask(positions: list[np.ndarray], whole: bool | None):
             for member, shown in zip(members, positions, strict=True):
