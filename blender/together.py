@@ -13,13 +13,17 @@ from contextlib import ExitStack
 
 import numpy as np
 
+from ..core.contact import HOLD_TOLERANCE
 from ..core.pressure import pressure as pressure_of
 from ..core.together import advance_together
-from . import animated, mesh_data, simulation, structure
+from . import animated, mesh_data, posed, simulation, structure
+from .rounds import Faces, rows_to_ask
 
 # By the group's members' session ids (sorted): the simulations stepped together last, so a
 # member rebuilt alone (its settings changed) restarts the others.
 _joined: dict[tuple[int, ...], list] = {}
+# By the same ids: the members' faces (read when the group was joined), for ``rounds``.
+_faces: dict[tuple[int, ...], list[Faces]] = {}
 
 
 def _responds(obj) -> bool:
@@ -102,7 +106,13 @@ def _simulations(members: list, scene) -> list:
             sim.start, sim.head = start, start - 1
             sim.query.fresh_colliders = True  # its partners move between a frame's queries
         _joined[key] = sims
+        _faces[key] = [Faces(*mesh_data.topology(member.data)[:2]) for member in members]
     return sims
+
+
+def _radius(rest: np.ndarray) -> float:
+    """Half the diagonal of the box around ``rest`` (n, 3): its size, as tolerances take it."""
+    return float(np.linalg.norm([np.ptp(rest[:, axis]) for axis in range(3)])) / 2
 
 
 def _step(members: list, sims: list, scene, frame: int, depsgraph) -> None:
@@ -132,19 +142,36 @@ def _step(members: list, sims: list, scene, frame: int, depsgraph) -> None:
             for i, (member, sim) in enumerate(zip(members, sims, strict=True))
         ]
 
+        faces = _faces[tuple(sorted(member.session_uid for member in members))]
+        matrices = [np.array(member.matrix_world, dtype=np.float64) for member in members]
+        # A round after a round asks only near the contact (``rounds``); on a posed member a
+        # move in rest space is not one on the surface the partners meet: every vertex.
+        narrow = not any(posed.is_posed(member) for member in members)
+        last: dict = {}  # the last question: the positions asked about, what it found, whether a round asked it
+
         def ask(positions: list[np.ndarray], whole: bool | None):
             for member, shown in zip(members, positions, strict=True):
                 simulation.show(member, shown)
             depsgraph.update()  # every member as shown, before any query reads one
             state["whole"] = bool(whole)
+            after_round = narrow and last.get("round", False)
             found = []
-            for find, shown in zip(finds, positions, strict=True):
-                among = None if whole is None else np.arange(shown.shape[0])
+            for index, (find, shown) in enumerate(zip(finds, positions, strict=True)):
+                if whole is None:
+                    among = None
+                elif after_round:
+                    among = rows_to_ask(index, positions, last["positions"], last["found"], faces, matrices)
+                else:  # after the step, which can move any vertex
+                    among = np.arange(shown.shape[0])
                 found.append(find(shown, among, np.inf))
+            last.update(positions=positions, found=found, round=whole is not None)
             return found
 
         if frame > sims[0].start:
-            advance_together([sim.surface for sim in sims], ask, 1.0 / fps)
+            # An overlap left within 1e-3 of a member's size (the contact's tolerance) is closed
+            # by the next, whole round: the members end no further apart than that.
+            close = [HOLD_TOLERANCE * _radius(sim.rest) for sim in sims]
+            advance_together([sim.surface for sim in sims], ask, 1.0 / fps, close=close)
         else:  # the start frame is the rest shape: it only shows the colliders to the queries
             ask([sim.surface.positions for sim in sims], None)
     seconds = time.perf_counter() - started

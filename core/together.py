@@ -15,7 +15,9 @@ are stepped in.
    until nothing is left or the rounds run out.
 3. In the last round each takes the whole of what is left of its overlap with the other,
    out of the other's surface as it was: both retreat from each other, so each ends out of
-   the other's new surface too (a gap no wider than what the shared rounds left).
+   the other's new surface too (a gap no wider than what the shared rounds left). A shared
+   round that pushes no surface further than ``close`` allows (an overlap that small may be
+   left as a gap) makes the next round the last: it asks no more rounds than that needs.
 """
 
 from collections.abc import Callable
@@ -36,13 +38,17 @@ ROUNDS = 4
 Ask = Callable[[list[np.ndarray], bool | None], list[tuple[np.ndarray, np.ndarray]]]
 
 
-def advance_together(surfaces: list[Surface], ask: Ask, dt: float, rounds: int = ROUNDS) -> list[bool]:
+def advance_together(
+    surfaces: list[Surface], ask: Ask, dt: float, rounds: int = ROUNDS, close: list[float] | None = None
+) -> list[bool]:
     """Respond for one frame of ``dt`` seconds, every surface at once. Returns, per surface,
-    whether it changed."""
+    whether it changed. ``close``: per surface, the longest push (its own space) after which
+    what is left may be taken whole at once (None: every shared round is run)."""
     found = ask([surface.positions for surface in surfaces], None)
     changed = [surface.step(push, dt, touching) for surface, (push, touching) in zip(surfaces, found, strict=True)]
+    whole = False
     for attempt in range(rounds):
-        last = attempt == rounds - 1
+        last = whole or attempt == rounds - 1
         found = ask([surface.positions for surface in surfaces], last)
         pushed = [nonzero_rows(push).any() for push, _touching in found]
         if not any(pushed):
@@ -51,4 +57,15 @@ def advance_together(surfaces: list[Surface], ask: Ask, dt: float, rounds: int =
             if pushed[index]:
                 surface.correct(push)
                 changed[index] = True
+        if last:
+            break
+        whole = close is not None and all(
+            _longest(push) <= limit for (push, _touching), limit in zip(found, close, strict=True)
+        )
     return changed
+
+
+def _longest(push: np.ndarray) -> float:
+    """The length of the longest row of ``push`` (n, 3)."""
+    rows = push[nonzero_rows(push)]
+    return float(np.sqrt(np.einsum("ij,ij->i", rows, rows).max())) if rows.size else 0.0

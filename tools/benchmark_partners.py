@@ -8,7 +8,9 @@ off (the keys it wrote left as they are, its ray-cast helpers out of the scene),
 frame. The balls (radius 0.5) close in until they overlap by 0.3 (frames 2-15), then slide
 past each other (16-30). The issue's target: the pair costs at most 2 x the single mesh.
 
-Usage: .venv/bin/python tools/benchmark_partners.py [--repeat 3]
+Usage: .venv/bin/python tools/benchmark_partners.py [--repeat 3] [--zip build.zip]
+(--zip: benchmark that build of the extension, an older commit's, say; pin to cores with
+`taskset -c 0` or `taskset -c 0,1`.)
 """
 
 import argparse
@@ -95,8 +97,9 @@ def play(scene, responding, enabled: bool) -> list[float]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--zip", type=Path, help="benchmark this build of the extension (an older commit's, say)")
     args = parser.parse_args()
-    zip_path = build(Path(tempfile.mkdtemp()))
+    zip_path = args.zip or build(Path(tempfile.mkdtemp()))
     bpy.ops.extensions.package_install_files(filepath=str(zip_path), repo="user_default", enable_on_install=True)
     costs: dict[str, list[float]] = {"pair": [], "single": []}
     for _ in range(args.repeat):

@@ -19,9 +19,10 @@ from typing import TYPE_CHECKING
 import bpy
 import numpy as np
 
-from ...core.contact import CONTAINER, HOLD_TOLERANCE, TOUCH_TOLERANCE, Colliders, Contacts, Resting
+from ...core.contact import COLLIDER, CONTAINER, HOLD_TOLERANCE, TOUCH_TOLERANCE, Colliders, Contacts, Resting
 from ...core.vectors import nonzero_rows
 from .colliders import Collider, carried_box, usable_colliders
+from .patch import Patch
 from .raycast import RayCaster
 
 if TYPE_CHECKING:
@@ -290,9 +291,10 @@ class CollisionQuery:
         """The colliders as the contact rules see them, with Blender's ray caster."""
         objects = [c.obj for c in colliders]
         flip = np.array([-1.0 if c.inverted else 1.0 for c in colliders])[:, None]
+        patches = [self._patch(c) for c in colliders]
 
         def cast(origins: np.ndarray, rays: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            signed, normals = self.caster.cast(objects, origins, rays, depsgraph)
+            signed, normals = self.caster.cast(objects, origins, rays, depsgraph, patches)
             return signed * flip, normals * flip[:, :, None]
 
         return Colliders(
@@ -303,6 +305,15 @@ class CollisionQuery:
             np.array([c.kind for c in colliders], dtype=np.int8),
             np.array([not c.closed for c in colliders]),
         )
+
+    def _patch(self, collider: Collider) -> Patch | None:
+        """How to cast against a closed deforming collider of a mesh whose colliders move
+        between a frame's queries (a soft partner): in part, as Blender would build its whole
+        search tree again at every cast. None: whole."""
+        low, high = collider.local_low, collider.local_high
+        if not self.fresh_colliders or collider.rigid or not collider.closed or collider.kind != COLLIDER:
+            return None
+        return None if low is None or high is None else Patch.around(low, high, collider.inside_out)
 
     def _normals_at(self, positions: np.ndarray, index: np.ndarray) -> np.ndarray:
         """The vertex normals of vertices ``index`` at ``positions`` (a script's query)."""

@@ -15,6 +15,8 @@ from typing import cast
 import bpy
 import numpy as np
 
+from .patch import Patch, resolve
+
 HELPER_NAME = ".Collision Response Query"
 #: Kept in each tree with its colliders' names: a tree of an older layout is built again.
 TREE_VERSION = "collider space"
@@ -49,11 +51,12 @@ class RayCaster:
         obj.matrix_world.identity()
         return obj
 
-    def _build_tree(self, colliders: list[bpy.types.Object]) -> bpy.types.NodeTree:
+    def _build_tree(self, colliders: list[bpy.types.Object], patched: list[bool]) -> bpy.types.NodeTree:
         """One raycast and one stored value per collider: the first face's normal and the
         signed distance to it (see ``cast``), as one colour (x, y, z, distance). Each Store
         node evaluates its field afresh, so storing them separately would cast every ray
-        twice."""
+        twice. A ``patched`` collider is cast against its faces in a box (nodes ``low{i}``,
+        ``high{i}``), or whole when its ``whole{i}`` node is on (see ``patch``)."""
         tree = cast(bpy.types.GeometryNodeTree, bpy.data.node_groups.new(self.name, "GeometryNodeTree"))
         # fake-bpy-module's stub lists only 'DEFAULT' as a socket type; Blender takes any.
         tree.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")  # type: ignore[arg-type]
@@ -67,7 +70,8 @@ class RayCaster:
             origin, ray = (_named_vector(nodes, f"{name}{i}") for name in ("origin", "ray"))
             raycast = nodes.new("GeometryNodeRaycast")
             raycast.inputs["Ray Length"].default_value = REACH
-            links.new(info.outputs["Geometry"], raycast.inputs["Target Geometry"])
+            target = _part_in_box(nodes, links, info.outputs["Geometry"], i) if patched[i] else info.outputs["Geometry"]
+            links.new(target, raycast.inputs["Target Geometry"])
             links.new(origin.outputs["Attribute"], raycast.inputs["Source Position"])
             links.new(ray.outputs["Attribute"], raycast.inputs["Ray Direction"])
             facing = nodes.new("ShaderNodeVectorMath")
@@ -106,14 +110,14 @@ class RayCaster:
         links.new(geometry, nodes.new("NodeGroupOutput").inputs[0])
         return tree
 
-    def _prepare(self, colliders: list[bpy.types.Object]) -> bpy.types.Object:
+    def _prepare(self, colliders: list[bpy.types.Object], patched: list[bool]) -> bpy.types.Object:
         obj = self._helper()
         modifier = obj.modifiers.get("raycast") or obj.modifiers.new("raycast", "NODES")
-        names = "\n".join([TREE_VERSION, *(c.name for c in colliders)])
+        names = "\n".join([TREE_VERSION, *(c.name + " (in part)" * p for c, p in zip(colliders, patched, strict=True))])
         tree = modifier.node_group
         # The tree remembers whom it casts against (it outlives this object across undo).
         if tree is None or tree.get("colliders") != names:
-            modifier.node_group = self._build_tree(colliders)
+            modifier.node_group = self._build_tree(colliders, patched)
             modifier.node_group["colliders"] = names
             if tree is not None and tree.users == 0:
                 bpy.data.node_groups.remove(tree)
@@ -131,45 +135,94 @@ class RayCaster:
         origins: np.ndarray,
         directions: np.ndarray,
         depsgraph: bpy.types.Depsgraph,
+        patches: list[Patch | None] | None = None,
     ) -> tuple[np.ndarray, np.ndarray]:
         """Signed distances (k, n) from ``origins`` (n, 3) along ``directions`` (k, n, 3), one
         direction set per collider, to the first face of that collider: positive where the
         face faces along the ray (the ray leaves the volume there), negative where it faces
         against it (the ray enters), ``nan`` where nothing is hit. And that face's normal as
         the mesh has it (k, n, 3), world space, ``nan`` where nothing is hit. ``depsgraph``:
-        the evaluated one, which evaluates the helper."""
+        the evaluated one, which evaluates the helper. ``patches``: per collider, None, or
+        how to cast against its part near the origins (a closed surface that changes between
+        casts, see ``patch``): a ray that leaves that part unanswered gives only what the
+        side of its origin tells (leaving the surface beyond the part, with no normal, or a
+        miss), or is cast again against the whole."""
         count, k = origins.shape[0], len(colliders)
         signed = np.full((k, count), np.nan, dtype=np.float32)
         normals = np.full((k, count, 3), np.nan, dtype=np.float32)
         if count == 0 or k == 0:
             return signed, normals
-        obj = self._prepare(colliders)
-        mesh = cast(bpy.types.Mesh, obj.data)  # the helper is always our own mesh
-        if len(mesh.vertices) != count:  # resizing costs about 10 us: exact size each cast
-            mesh.clear_geometry()
-            mesh.vertices.add(count)
+        patches = patches if patches is not None else [None] * k
+        obj = self._prepare(colliders, [p is not None for p in patches])
         # Each collider where the depsgraph that casts has it (the Object Info node reads it there).
         spaces = [
             _ColliderSpace(np.array(c.evaluated_get(depsgraph).matrix_world, dtype=np.float64), directions[i])
             for i, c in enumerate(colliders)
         ]
+        boxes = [None if p is None else p.box(space.points(origins)) for p, space in zip(patches, spaces, strict=True)]
+        values = self._evaluate(obj, spaces, origins, np.arange(count), boxes, depsgraph)
+        if any(p is not None for p in patches):
+            self._resolve(obj, spaces, origins, patches, boxes, values, depsgraph)
         for i, space in enumerate(spaces):
+            hit = values[i, :, 3] > MISS / 2
+            signed[i, hit], normals[i, hit] = space.to_world(values[i, hit, 3], values[i, hit, :3], hit)
+        return signed, normals
+
+    def _resolve(self, obj, spaces, origins, patches, boxes, values, depsgraph) -> None:
+        """The patched colliders' answers made whole (``values`` changed in place): each far
+        ray answered from its origin's side, or cast again against the whole surface."""
+        group = _same_points(origins)
+        again = np.zeros(origins.shape[0], dtype=bool)
+        for i, (patch, space) in enumerate(zip(patches, spaces, strict=True)):
+            if patch is None:
+                continue
+            found = values[i, :, 3].astype(np.float64)
+            found[found <= MISS / 2] = np.nan
+            answered, unknown = resolve(patch, boxes[i], space.points(origins), space.rays, found, group)
+            guessed = np.isnan(answered) | (answered != found)  # far: no face, or none known
+            values[i, guessed, :3] = np.nan
+            values[i, :, 3] = np.where(np.isnan(answered), MISS, answered)
+            again |= unknown
+        rows = again.nonzero()[0]
+        if rows.size:  # what no ray near it answered: the whole surfaces
+            whole = self._evaluate(obj, spaces, origins, rows, [None] * len(spaces), depsgraph)
+            for i, patch in enumerate(patches):
+                if patch is not None:
+                    values[i, rows] = whole[i]
+
+    def _evaluate(self, obj, spaces, origins, rows, boxes, depsgraph) -> np.ndarray:
+        """One evaluation of the helper for the rays of ``rows``: (k, len(rows), 4) values,
+        each hit face's normal and the signed distance (MISS where none), collider space.
+        ``boxes``: per collider, the box its part is cut by, None for its whole surface."""
+        mesh = cast(bpy.types.Mesh, obj.data)  # the helper is always our own mesh
+        count = rows.size
+        if len(mesh.vertices) != count:  # resizing costs about 10 us: exact size each cast
+            mesh.clear_geometry()
+            mesh.vertices.add(count)
+        tree = obj.modifiers["raycast"].node_group
+        for i, space in enumerate(spaces):
+            if f"whole{i}" in tree.nodes:  # a patched collider: its part, or whole
+                tree.nodes[f"whole{i}"].boolean = boxes[i] is None
+                if boxes[i] is not None:
+                    tree.nodes[f"low{i}"].vector, tree.nodes[f"high{i}"].vector = boxes[i]
             # The generic attributes are plain copies (vertices.foreach_set("co") costs far more).
-            for name, values in ((f"origin{i}", space.points(origins)), (f"ray{i}", space.rays)):
+            for name, values in ((f"origin{i}", space.points(origins[rows])), (f"ray{i}", space.rays[rows])):
                 attribute = mesh.attributes.get(name) or mesh.attributes.new(name, "FLOAT_VECTOR", "POINT")
                 attribute.data.foreach_set("vector", np.ascontiguousarray(values, dtype=np.float32).ravel())
         mesh.update()
         depsgraph.update()
         evaluated = cast(bpy.types.Mesh, obj.evaluated_get(depsgraph).data)
-        values = np.empty((count, 4), dtype=np.float32)
-        for i, space in enumerate(spaces):
-            evaluated.attributes[f"hit{i}"].data.foreach_get("color", values.ravel())
-            hit = values[:, 3] > MISS / 2
-            signed[i, hit], normals[i, hit] = space.to_world(values[hit, 3], values[hit, :3], hit)
+        found = np.empty((len(spaces), count, 4), dtype=np.float32)
+        for i in range(len(spaces)):
+            evaluated.attributes[f"hit{i}"].data.foreach_get("color", found[i].ravel())
         # Emptied: the helper is evaluated again whenever a collider moves (the next frame
-        # change, before any ray is asked for), and with no points that costs nothing.
+        # change, before any ray is asked for), and with no points that costs nothing (with
+        # every collider whole: cutting a part away would cost a pass over its faces).
         mesh.clear_geometry()
-        return signed, normals
+        for i in range(len(spaces)):
+            if f"whole{i}" in tree.nodes:
+                tree.nodes[f"whole{i}"].boolean = True
+        return found
 
 
 class _ColliderSpace:
@@ -193,6 +246,61 @@ class _ColliderSpace:
         normals = normals.astype(np.float64) @ self.to_local[:3, :3]  # normals: the inverse transpose
         normals *= self.handedness / np.linalg.norm(normals, axis=1, keepdims=True)
         return distances * self.stretch[hit] * self.handedness, normals
+
+
+def _same_points(points: np.ndarray) -> np.ndarray:
+    """An id (m,) per distinct row of ``points`` (m, 3): rows by their bits, hashed into one
+    integer (a sort of rows as rows costs ten times more), checked against the rows."""
+    bits = np.ascontiguousarray(points, dtype=np.float64).view(np.uint64)
+    with np.errstate(over="ignore"):
+        key = bits[:, 0] * np.uint64(0x9E3779B97F4A7C15) ^ bits[:, 1] * np.uint64(0xC2B2AE3D27D4EB4F) ^ bits[:, 2]
+    first, group = np.unique(key, return_index=True, return_inverse=True)[1:]
+    if not np.array_equal(bits, bits[first[group]]):  # two points of one hash: by the rows
+        group = np.unique(points, axis=0, return_inverse=True)[1]
+    return group.ravel()
+
+
+def _part_in_box(nodes, links, geometry, i: int):
+    """The faces of ``geometry`` whose bounds meet the box of nodes ``low{i}`` and
+    ``high{i}``, or all of them while node ``whole{i}`` is on (a switch: only the branch
+    taken is evaluated). A face is cut away when all its corners lie beyond one side of the
+    box (a boolean read from the points on the faces is true where all its corners are)."""
+    position = nodes.new("ShaderNodeSeparateXYZ")
+    links.new(nodes.new("GeometryNodeInputPosition").outputs[0], position.inputs[0])
+    beyond = None
+    for name, operation in (("low", "LESS_THAN"), ("high", "GREATER_THAN")):
+        bound = nodes.new("FunctionNodeInputVector")
+        bound.name = f"{name}{i}"
+        split = nodes.new("ShaderNodeSeparateXYZ")
+        links.new(bound.outputs[0], split.inputs[0])
+        for axis in range(3):
+            compare = nodes.new("FunctionNodeCompare")
+            compare.data_type, compare.operation = "FLOAT", operation
+            links.new(position.outputs[axis], compare.inputs[0])
+            links.new(split.outputs[axis], compare.inputs[1])
+            corners = nodes.new("GeometryNodeFieldOnDomain")
+            corners.domain, corners.data_type = "POINT", "BOOLEAN"
+            links.new(compare.outputs[0], corners.inputs[0])
+            if beyond is None:
+                beyond = corners.outputs[0]
+            else:
+                either = nodes.new("FunctionNodeBooleanMath")
+                either.operation = "OR"
+                links.new(beyond, either.inputs[0])
+                links.new(corners.outputs[0], either.inputs[1])
+                beyond = either.outputs[0]
+    cut = nodes.new("GeometryNodeDeleteGeometry")
+    cut.domain, cut.mode = "FACE", "ALL"
+    links.new(geometry, cut.inputs["Geometry"])
+    links.new(beyond, cut.inputs["Selection"])
+    whole = nodes.new("FunctionNodeInputBool")
+    whole.name = f"whole{i}"
+    switch = nodes.new("GeometryNodeSwitch")
+    switch.input_type = "GEOMETRY"
+    links.new(whole.outputs[0], switch.inputs["Switch"])
+    links.new(cut.outputs[0], switch.inputs["False"])
+    links.new(geometry, switch.inputs["True"])
+    return switch.outputs[0]
 
 
 def _named_vector(nodes, name: str):
