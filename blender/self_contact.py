@@ -1,0 +1,98 @@
+"""Self-contact in Blender: a mesh that presses into itself (a bending elbow, a belly fold)
+is pushed out of its own other parts, each side by half (``core.self_contact``'s rules).
+
+The rays are cast in Blender's C++ as the colliders' are (``collision.raycast.RayCaster``,
+one cast for every vertex's two rays), against a hidden copy of the mesh's faces whose
+points are set to the surface asked about: the same positions the colliders are asked about
+(the posed surface of a rigged mesh), never the mesh as last drawn. Setting the points is one
+bulk copy; Blender builds the copy's search tree again at each cast (a few ms at 10k faces).
+"""
+
+from typing import cast
+
+import bpy
+import numpy as np
+
+from ..core import VertexNormals
+from ..core.self_contact import OFFSET, TOUCH, pushes, rays, thickness
+from .collision.raycast import HELPER_NAME, RayCaster
+
+
+class SelfContact:
+    """One mesh's self-contact: its rays' caster, the hidden copy of its faces they meet, and
+    each vertex's thickness at rest (the deepest it can be inside another part)."""
+
+    def __init__(self, scene, obj, rest: np.ndarray, corners: np.ndarray, sizes: np.ndarray):
+        self.owner = f"{obj.name} self"
+        self.caster = RayCaster(scene, self.owner)
+        # Removed with the helpers before a save (their prefix); Blender keeps 63 bytes of a name.
+        self.name = f"{HELPER_NAME} [{obj.name}]"[:63]
+        self.scene, self.corners, self.sizes = scene, corners, sizes
+        self.normals = VertexNormals(len(rest), corners, sizes)
+        size = float(np.linalg.norm(np.ptp(rest, axis=0))) or 1.0
+        self.offset, self.touch = OFFSET * size, TOUCH * size
+        self.rest = rest
+        self.cap: np.ndarray | None = None  # half the thickness at rest, from the first cast
+        self.pressed = 0  # vertices pushed out of the mesh itself at the frame's first question
+        self.touching = 0
+
+    def find(self, positions: np.ndarray, depsgraph, first: bool = False) -> tuple[np.ndarray, np.ndarray]:
+        """The pushes (n, 3) out of the mesh's other parts and the touching flags (n,) of the
+        surface at ``positions`` (n, 3, object space, as the frame shows it). ``first``: the
+        frame's first question (what the panel reports)."""
+        if self.cap is None:  # at rest no part is inside another: the rays measure thickness
+            every = np.arange(len(self.rest))
+            _outward, inward = self._cast(self.rest, self.normals(self.rest, every), depsgraph)
+            self.cap = thickness(inward, self.offset) / 2
+        normals = self.normals(positions, np.arange(len(positions)))
+        outward, inward = self._cast(positions, normals, depsgraph)
+        push, touching = pushes(normals, outward, inward, self.offset, self.cap, self.touch)
+        if first:
+            self.pressed, self.touching = int(np.count_nonzero(push.any(axis=1))), int(np.count_nonzero(touching))
+        return push.astype(np.float32), touching
+
+    def status(self) -> str:
+        """What the panel says of the last frame's self-contact."""
+        if not self.pressed and not self.touching:
+            return "Self-contact: none"
+        return f"Self-contact: {self.pressed} vertices pressed into the mesh, {self.touching} touching it"
+
+    def _cast(self, positions: np.ndarray, normals: np.ndarray, depsgraph) -> tuple[np.ndarray, np.ndarray]:
+        """The signed distances (n,) each vertex's out and in rays meet on the surface at
+        ``positions``."""
+        surface = self._surface(positions)
+        origins, directions = rays(positions.astype(np.float64), normals.astype(np.float64), self.offset)
+        signed, _normals = self.caster.cast([surface], origins, directions[None], depsgraph)
+        count = len(positions)
+        return signed[0, :count], signed[0, count:]
+
+    def _surface(self, positions: np.ndarray) -> bpy.types.Object:
+        """The hidden copy of the mesh's faces, its points set to ``positions``; made again
+        when missing (an undo, a save) or of another size."""
+        obj = bpy.data.objects.get(self.name)
+        count = len(positions)
+        if obj is None or obj.type != "MESH" or len(cast(bpy.types.Mesh, obj.data).vertices) != count:
+            if obj is not None:
+                bpy.data.objects.remove(obj)
+            obj = bpy.data.objects.new(self.name, self._faces(count))
+            obj.hide_viewport = obj.hide_render = obj.hide_select = True
+        if obj.name not in self.scene.collection.objects:
+            self.scene.collection.objects.link(obj)
+        mesh = cast(bpy.types.Mesh, obj.data)
+        # Through the vertices, not the position attribute: only this drops the search tree
+        # Blender keeps for the mesh (set as an attribute, the rays met the last points).
+        mesh.vertices.foreach_set("co", np.ascontiguousarray(positions, dtype=np.float32).ravel())
+        mesh.update()
+        return obj
+
+    def _faces(self, count: int) -> bpy.types.Mesh:
+        """A mesh of ``count`` points and the faces (by their corners) of the owner's mesh."""
+        mesh = bpy.data.meshes.new(self.name)
+        mesh.vertices.add(count)
+        mesh.loops.add(len(self.corners))
+        mesh.polygons.add(len(self.sizes))
+        starts = np.concatenate([[0], np.cumsum(self.sizes)[:-1]]).astype(np.int32)
+        mesh.polygons.foreach_set("loop_start", starts)
+        mesh.loops.foreach_set("vertex_index", self.corners.astype(np.int32))
+        mesh.update()
+        return mesh
