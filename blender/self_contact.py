@@ -14,7 +14,7 @@ import bpy
 import numpy as np
 
 from ..core import VertexNormals
-from ..core.self_contact import OFFSET, TOUCH, pushes, rays, thickness
+from ..core.self_contact import OFFSET, SHARE, TOUCH, pushes, rays, thickness
 from .collision.raycast import HELPER_NAME, RayCaster
 
 
@@ -35,18 +35,29 @@ class SelfContact:
         self.cap: np.ndarray | None = None  # half the thickness at rest, from the first cast
         self.pressed = 0  # vertices pushed out of the mesh itself at the frame's first question
         self.touching = 0
+        self._asked = 0  # questions so far this frame
+        self._whole_from = 0  # from this question on, each vertex takes the whole of its depth
+
+    def new_frame(self, whole_from: int) -> None:
+        """A frame starts: its first ``whole_from - 1`` questions (the step's and the first
+        rounds of corrections) take half of each depth, both sides of a fold at once; later
+        ones (the last round, what is shown on top) the whole of what is left, so neither
+        side ends inside the other, even where only one side's rays found the overlap."""
+        self._asked, self._whole_from = 0, whole_from
 
     def find(self, positions: np.ndarray, depsgraph, first: bool = False) -> tuple[np.ndarray, np.ndarray]:
         """The pushes (n, 3) out of the mesh's other parts and the touching flags (n,) of the
-        surface at ``positions`` (n, 3, object space, as the frame shows it). ``first``: the
-        frame's first question (what the panel reports)."""
+        surface at ``positions`` (n, 3, object space, as the frame shows it), along its own
+        vertex normals there. ``first``: the frame's first question (what the panel reports)."""
         if self.cap is None:  # at rest no part is inside another: the rays measure thickness
             every = np.arange(len(self.rest))
             _outward, inward = self._cast(self.rest, self.normals(self.rest, every), depsgraph)
             self.cap = thickness(inward, self.offset) / 2
         normals = self.normals(positions, np.arange(len(positions)))
         outward, inward = self._cast(positions, normals, depsgraph)
-        push, touching = pushes(normals, outward, inward, self.offset, self.cap, self.touch)
+        self._asked += 1
+        share = 1.0 if self._asked >= self._whole_from else SHARE
+        push, touching = pushes(normals, outward, inward, self.offset, self.cap, self.touch, share)
         if first:
             self.pressed, self.touching = int(np.count_nonzero(push.any(axis=1))), int(np.count_nonzero(touching))
         return push.astype(np.float32), touching

@@ -403,6 +403,8 @@ def finder(obj, simulation: Simulation, scene, depsgraph, weigh=None):
         return contact
 
     itself = simulation.self_contact  # (None: the mesh is not asked about itself)
+    if itself is not None:  # the step's question and the rounds but the last take half
+        itself.new_frame(whole_from=1 + SELF_CONTACT_ROUNDS)
     affine = on_posed and posed.moves_affinely(obj)
     # How much the deformation can lengthen a move: known for a skinned mesh's bones, else
     # taken to be at most twice (a rig's blended bones).

@@ -95,10 +95,37 @@ def winding(points: np.ndarray, positions: np.ndarray, triangles: np.ndarray) ->
 
 def inside_itself(obj, tolerance: float) -> np.ndarray:
     """Which vertices of the evaluated mesh are inside another part of it by more than
-    ``tolerance``: the point ``tolerance`` under the vertex (along its normal, into its own
-    part) is inside the mesh twice (winding number about 2, against 1 where it is not)."""
-    positions, normals, triangles = shown(obj)
-    return winding(positions - tolerance * normals, positions, triangles) > 1.5
+    ``tolerance``: the mesh's winding number at the vertex is above 1 (a vertex on a surface
+    that does not overlap itself sees at most the whole of it around itself, 1; inside
+    another part, one more), and the nearest face not its own is further than
+    ``tolerance`` (its depth in that part; a vertex in a fold's crease has the fold's other
+    side beside it). Normals play no part: a crease's are not to be trusted."""
+    positions, _normals, triangles = shown(obj)
+    candidates = np.flatnonzero(winding(positions, positions, triangles) > 1.0)
+    inside = np.zeros(len(positions), dtype=bool)
+    for vertex in candidates:
+        others = triangles[~(triangles == vertex).any(axis=1)]
+        inside[vertex] = distance_to_triangles(positions[vertex], positions[others]).min() > tolerance
+    return inside
+
+
+def distance_to_triangles(point: np.ndarray, corners: np.ndarray) -> np.ndarray:
+    """The distance (t,) from ``point`` (3,) to each triangle (t, 3, 3): to its plane where
+    the point projects inside it, else to the nearest of its edges."""
+    a, b, c = corners[:, 0], corners[:, 1], corners[:, 2]
+    normal = np.cross(b - a, c - a)
+    normal /= np.linalg.norm(normal, axis=1, keepdims=True)
+    height = np.einsum("ij,ij->i", point - a, normal)
+    projected = point - height[:, None] * normal
+    within = np.ones(len(a), dtype=bool)
+    for start, end in ((a, b), (b, c), (c, a)):
+        within &= np.einsum("ij,ij->i", np.cross(end - start, projected - start), normal) >= 0
+    edges = []
+    for start, end in ((a, b), (b, c), (c, a)):
+        along = end - start
+        t = np.clip(np.einsum("ij,ij->i", point - start, along) / np.einsum("ij,ij->i", along, along), 0, 1)
+        edges.append(np.linalg.norm(point - (start + t[:, None] * along), axis=1))
+    return np.where(within, np.abs(height), np.min(edges, axis=0))
 
 
 def turned_over(obj, reference: np.ndarray) -> np.ndarray:
