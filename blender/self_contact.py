@@ -32,7 +32,12 @@ class SelfContact:
         size = float(np.linalg.norm(np.ptp(rest, axis=0))) or 1.0
         self.offset, self.touch = OFFSET * size, TOUCH * size
         self.rest = rest
-        self.cap: np.ndarray | None = None  # half the thickness at rest, from the first cast
+        self.edge = _edge_lengths(rest, corners, sizes)
+        # The deepest a vertex is taken to be: half its thickness at rest (from the first
+        # cast) and its edges' length (a fold pressed deeper in one frame is taken in over
+        # frames: a crease the bend crumples has rays along turned normals, whose far "depths"
+        # threw vertices across the tube).
+        self.cap: np.ndarray | None = None
         self.pressed = 0  # vertices pushed out of the mesh itself at the frame's first question
         self.touching = 0
         self._asked = 0  # questions so far this frame
@@ -52,7 +57,7 @@ class SelfContact:
         if self.cap is None:  # at rest no part is inside another: the rays measure thickness
             every = np.arange(len(self.rest))
             _outward, inward = self._cast(self.rest, self.normals(self.rest, every), depsgraph)
-            self.cap = thickness(inward, self.offset) / 2
+            self.cap = np.minimum(thickness(inward, self.offset) / 2, self.edge)
         normals = self.normals(positions, np.arange(len(positions)))
         outward, inward = self._cast(positions, normals, depsgraph)
         self._asked += 1
@@ -107,3 +112,14 @@ class SelfContact:
         mesh.loops.foreach_set("vertex_index", self.corners.astype(np.int32))
         mesh.update()
         return mesh
+
+
+def _edge_lengths(rest: np.ndarray, corners: np.ndarray, sizes: np.ndarray) -> np.ndarray:
+    """Each vertex's mean edge length at rest (n,), over the faces' sides around it."""
+    starts = np.repeat(np.cumsum(sizes) - sizes, sizes)
+    following = np.arange(len(corners)) + 1
+    following[np.cumsum(sizes) - 1] = starts[np.cumsum(sizes) - 1]  # a face's last corner: its first
+    length = np.linalg.norm(rest[corners] - rest[corners[following]], axis=1)
+    total = np.bincount(corners, length, len(rest)) + np.bincount(corners[following], length, len(rest))
+    count = np.bincount(corners, minlength=len(rest)) * 2
+    return total / np.maximum(count, 1)

@@ -95,18 +95,23 @@ def winding(points: np.ndarray, positions: np.ndarray, triangles: np.ndarray) ->
 
 def inside_itself(obj, tolerance: float) -> np.ndarray:
     """Which vertices of the evaluated mesh are inside another part of it by more than
-    ``tolerance``: the mesh's winding number at the vertex is above 1 (a vertex on a surface
-    that does not overlap itself sees at most the whole of it around itself, 1; inside
-    another part, one more), and the nearest face not its own is further than
-    ``tolerance`` (its depth in that part; a vertex in a fold's crease has the fold's other
-    side beside it). Normals play no part: a crease's are not to be trusted."""
+    ``tolerance`` (see ``depth_inside_itself``)."""
+    return depth_inside_itself(obj) > tolerance
+
+
+def depth_inside_itself(obj) -> np.ndarray:
+    """How deep each vertex of the evaluated mesh is inside another part of it (n,), 0 where
+    it is not: where the mesh's winding number at the vertex is above 1 (a vertex on a
+    surface that does not overlap itself sees at most the whole of it around itself, 1;
+    inside another part, one more), the distance to the nearest face not its own (a vertex
+    in a fold's crease has the fold's other side beside it). Normals play no part: a
+    crease's are not to be trusted."""
     positions, _normals, triangles = shown(obj)
-    candidates = np.flatnonzero(winding(positions, positions, triangles) > 1.0)
-    inside = np.zeros(len(positions), dtype=bool)
-    for vertex in candidates:
+    depth = np.zeros(len(positions))
+    for vertex in np.flatnonzero(winding(positions, positions, triangles) > 1.0):
         others = triangles[~(triangles == vertex).any(axis=1)]
-        inside[vertex] = distance_to_triangles(positions[vertex], positions[others]).min() > tolerance
-    return inside
+        depth[vertex] = distance_to_triangles(positions[vertex], positions[others]).min()
+    return depth
 
 
 def distance_to_triangles(point: np.ndarray, corners: np.ndarray) -> np.ndarray:
