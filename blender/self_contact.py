@@ -33,10 +33,7 @@ class SelfContact:
         self.offset, self.touch = OFFSET * size, TOUCH * size
         self.rest = rest
         self.edge = _edge_lengths(rest, corners, sizes)
-        # The deepest a vertex is taken to be: half its thickness at rest (from the first
-        # cast) and its edges' length (a fold pressed deeper in one frame is taken in over
-        # frames: a crease the bend crumples has rays along turned normals, whose far "depths"
-        # threw vertices across the tube).
+        # The deepest a vertex is taken to be: half its thickness at rest (from the first cast).
         self.cap: np.ndarray | None = None
         self.pressed = 0  # vertices pushed out of the mesh itself at the frame's first question
         self.touching = 0
@@ -57,12 +54,12 @@ class SelfContact:
         if self.cap is None:  # at rest no part is inside another: the rays measure thickness
             every = np.arange(len(self.rest))
             _outward, inward = self._cast(self.rest, self.normals(self.rest, every), depsgraph)
-            self.cap = np.minimum(thickness(inward, self.offset) / 2, self.edge)
+            self.cap = thickness(inward, self.offset) / 2
         normals = self.normals(positions, np.arange(len(positions)))
         outward, inward = self._cast(positions, normals, depsgraph)
         self._asked += 1
         share = 1.0 if self._asked >= self._whole_from else SHARE
-        push, touching = pushes(normals, outward, inward, self.offset, self.cap, self.touch, share)
+        push, touching = pushes(normals, outward, inward, self.offset, self.cap, self.touch, share, self.edge)
         if first:
             self.pressed, self.touching = int(np.count_nonzero(push.any(axis=1))), int(np.count_nonzero(touching))
         return push.astype(np.float32), touching

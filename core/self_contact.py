@@ -58,17 +58,21 @@ def pushes(
     cap: np.ndarray,
     touch: float,
     share: float = SHARE,
+    step: np.ndarray | float = np.inf,
 ) -> tuple[np.ndarray, np.ndarray]:
     """The pushes (n, 3) out of the mesh's other parts and the touching flags (n,), from each
     vertex's unit outward ``normals`` (n, 3) and the signed distances its out and in rays met
     (n,) each: positive where the face met faces along the ray (the ray leaves a volume),
     negative where it faces against it, nan where nothing was met. ``cap`` (n,): the deepest
     a vertex is taken to be (deeper: its in ray met its own far wall). ``touch``: the gap
-    within which a vertex touches."""
+    within which a vertex touches. ``step`` (n,): the furthest a vertex is pushed at once;
+    a deeper one is taken in over several questions (a crease the bend crumples turns its
+    normals, and its rays read depths that would throw it across the mesh)."""
     with np.errstate(invalid="ignore"):  # nan compares False: a ray that met nothing
         inside = outward > 0
         depth = inward + offset
         pushed = inside & (inward > 0) & (depth <= cap)
+        depth = np.minimum(depth, step)
         near = (outward <= 0) & (offset - outward <= touch)  # a gap of offset + |outward|
     push = np.where(pushed[:, None], normals * -(share * np.where(pushed, depth, 0.0))[:, None], 0.0)
     touching = (inside & ~pushed) | near
