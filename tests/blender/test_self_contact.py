@@ -123,11 +123,17 @@ def test_it_is_off_by_default_and_the_panel_says_how_much_presses(empty):
     scene, tube, last = bent(110.0, 8)
     assert tube.collision_response.self_contact is False
     tube.collision_response.self_contact = True
-    scene.frame_set(last)
     simulation = importlib.import_module(MODULE + ".blender.simulation")
-    status = simulation.get(tube).self_contact.status()
-    assert status.startswith("Self-contact: ") and "touching it" in status, status
-    assert int(status.split(": ")[1].split()[0]) > 0  # vertices pressed into the mesh
+    scene.frame_set(1)
+    assert simulation.get(tube).self_contact.status() == "Self-contact: none"
+    pressed = []
+    for frame in range(2, last + 1):  # while it bends, the frame's first question finds some
+        scene.frame_set(frame)
+        status = simulation.get(tube).self_contact.status()
+        if status != "Self-contact: none":
+            assert status.endswith("touching it"), status
+            pressed.append(int(status.split(": ")[1].split()[0]))
+    assert max(pressed) > 10  # vertices pressed into the mesh
 
 
 def test_a_mesh_with_self_contact_and_no_colliders_bakes_what_it_played(empty):
