@@ -28,8 +28,8 @@ from ..core.pressure import pressure as pressure_of
 from ..core.vectors import nonzero_rows
 from ..core.volume import Volume
 from . import animated, curves, guard, mesh_data, posed, pressure, sizes, structure, together
-from .self_contact import SelfContact
 from .collision import CollisionQuery
+from .self_contact import SelfContact
 
 #: Meshes above this many vertices get a warning: the response still runs, slowly.
 LARGE_MESH = 500_000

@@ -8,9 +8,8 @@ import importlib
 import bpy
 import numpy as np
 import pytest
-from conftest import MODULE
-
 from bent_tube import depth_inside_itself, rigged_tube, shown, triangle_normals
+from conftest import MODULE
 
 HELD = 5  # frames the bend is held after it is reached
 
@@ -78,7 +77,6 @@ def test_a_bent_tube_pressing_into_itself_is_kept_out_of_itself(empty, seed):
     tube.collision_response.self_contact = True
     scene.frame_set(1)
     on = measure(scene, tube, last, size)
-    print(f"angle {angle:.1f} in {frames} frames: off {off['inside']} {max(off['deep']):.4f}, on {on['inside']} {[round(d, 4) for d in on['deep']]}")
     # Most frames none; the few left are in the crease the bend crumples (their normals turned
     # over, so their rays read nothing), at most 1 % of the vertices, never as deep as off.
     assert max(on["inside"]) <= 0.01 * len(off["positions"][0]), (angle, frames, on["inside"])
@@ -89,7 +87,6 @@ def test_a_bent_tube_pressing_into_itself_is_kept_out_of_itself(empty, seed):
         turned = np.einsum("ij,ij->i", on["normals"][frame], off["normals"][frame]) < 0
         assert turned.sum() <= 0.03 * triangles, (frame + 1, int(turned.sum()))
         moved = np.linalg.norm(on["positions"][frame] - off["positions"][frame], axis=1)
-        print(frame + 1, f"moved {moved.max():.3f}, {np.count_nonzero(moved > 0.15)} over half the radius")
         assert moved.max() <= 0.45, (frame + 1, moved.max())
 
 
