@@ -274,6 +274,13 @@ class COLLISION_RESPONSE_PG_settings(bpy.types.PropertyGroup):
         type=bpy.types.Object,
         update=_changed,
     )
+    self_contact: BoolProperty(
+        name="Self-Contact",
+        description="Keep the mesh out of itself: where it presses into its own other part (the inside of a "
+        "bending elbow, a fold), both sides give way, each by half, and end touching",
+        default=False,
+        update=_changed,
+    )
     stiffness: FloatProperty(
         name="Stiffness",
         description="Against another responding mesh, how much less of their overlap this one takes: "

@@ -47,6 +47,7 @@ class COLLISION_RESPONSE_PG_settings(bpy.types.PropertyGroup):
     interiors: bpy.types.bpy_prop_collection_idprop[COLLISION_RESPONSE_PG_collider]
     active_interior: int
     container: bpy.types.Object | None
+    self_contact: bool
     stiffness: float
 
 MAX_LEVELS: int

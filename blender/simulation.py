@@ -30,9 +30,14 @@ from ..core.volume import Shortfall, Volume
 from . import animated, curves, guard, mesh_data, posed, pressure, structure, together
 from . import volume as keep_volume
 from .collision import CollisionQuery
+from .self_contact import SelfContact
 
 #: Meshes above this many vertices get a warning: the response still runs, slowly.
 LARGE_MESH = 500_000
+
+#: Corrections after a step of a mesh kept out of itself: both sides of a fold move at once,
+#: each its half, so what one round leaves is a small part of the last.
+SELF_CONTACT_ROUNDS = 3
 
 #: A jump that simulates more frames than this shows its progress (the cursor's counter).
 PROGRESS_FRAMES = 10
@@ -67,6 +72,7 @@ class Simulation:
     volume_shortfall: tuple[int, Shortfall] | None = None
     volume_advice: tuple[float | None] | None = None
     volume_kept: dict[int, float] = field(default_factory=dict)  # each short frame's share given back
+    self_contact: SelfContact | None = None  # when the mesh is kept out of itself
 
     @property
     def shows_more(self) -> bool:
@@ -168,7 +174,7 @@ def fingerprint(obj, level_count: int) -> tuple:
     settings = obj.collision_response
     mesh = obj.data
     # Those read every frame count by their F-curve when animated (animated.input_fingerprint).
-    plain = (settings.start_frame, settings.recovers, animated.input_fingerprint(obj))
+    plain = (settings.start_frame, settings.recovers, animated.input_fingerprint(obj), settings.self_contact)
     groups = tuple(getattr(settings, f"{name}_group") for name in curves.MAPPED)
     met, kinds = structure.contact_objects(obj)
     collider_names = (tuple(o.name if o else None for o in met), tuple(kinds), settings.stiffness)
@@ -213,6 +219,8 @@ def _build(obj, scene) -> Simulation:
         simulation.pressure = animated.pressure_settings(settings)
     if settings.volume:  # the reach in the scene, measured under the object's transform
         simulation.volume = Volume(rest, *topology[:2], normals, settings.volume_reach)
+    if settings.self_contact:
+        simulation.self_contact = SelfContact(scene, obj, rest, *topology[:2])
     if len(rest) > LARGE_MESH:
         simulation.warnings.append(f"'{obj.name}' has {len(rest):,} vertices: the response will be slow")
     for modifier in obj.modifiers:  # not followed: the colliders meet the mesh without it
@@ -333,7 +341,14 @@ def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.D
             folds = simulation.folds if obj.collision_response.friction > 0 else None
             held = bool(obj.collision_response.interiors) or obj.collision_response.container is not None
             moved = advance(
-                surface, find, 1.0 / fps, folds, simulation.overshoot, structure=held, volume=simulation.volume
+                surface,
+                find,
+                1.0 / fps,
+                folds,
+                simulation.overshoot,
+                structure=held,
+                volume=simulation.volume,
+                rounds=1 if simulation.self_contact is None else SELF_CONTACT_ROUNDS,
             )
         else:  # the start frame is the rest shape: it only shows the colliders to the query
             find(surface.positions, None, np.inf)  # (their motion is measured from there)
@@ -396,6 +411,9 @@ def finder(obj, simulation: Simulation, scene, depsgraph, weigh=None):
             weigh(contact)
         return contact
 
+    itself = simulation.self_contact  # (None: the mesh is not asked about itself)
+    if itself is not None:  # the step's question and the rounds but the last take half
+        itself.new_frame(whole_from=1 + SELF_CONTACT_ROUNDS)
     affine = on_posed and posed.moves_affinely(obj)
     # How much the deformation can lengthen a move: known for a skinned mesh's bones, else
     # taken to be at most twice (a rig's blended bones).
@@ -410,7 +428,10 @@ def finder(obj, simulation: Simulation, scene, depsgraph, weigh=None):
         rest = simulation.rest
         if not on_posed:
             contact = ask(positions, simulation.normals, among, lambda index: positions[index] - rest[index], within)
-            return contact.displacement, contact.touching
+            if itself is None:
+                return contact.displacement, contact.touching
+            own, touch = itself.find(positions, depsgraph, among is None)
+            return _with_own(contact.displacement, contact.touching, own, touch)
         if among is None:  # the state the key holds already, when it does: no write
             # (With overshoot or volume the key shows more than the solver's state: written again.)
             last = simulation.frames.last
@@ -422,28 +443,49 @@ def finder(obj, simulation: Simulation, scene, depsgraph, weigh=None):
             # brought in is pushed out this frame, not the next.
             within = stretch * within
             among = simulation.query.near_within(among, within)
-            if among.size == 0:
+            if itself is not None:  # every vertex is asked about the surface as the step left it
+                seen = _posed(obj, simulation, positions, depsgraph)
+            elif among.size == 0:
                 return np.zeros((count, 3), dtype=np.float32), np.zeros(count, dtype=bool)
-            if affine:  # each move carried through its vertex's matrix is its posed move, exactly
+            elif affine:  # each move carried through its vertex's matrix is its posed move, exactly
                 asked, seen = first[0]
                 seen = seen.copy()
                 seen[among] += deformation.to_posed(positions[among] - asked[among], among)
             else:  # evaluated again: what a lattice, say, makes of the step
                 seen = _posed(obj, simulation, positions, depsgraph)
-        contact = ask(
-            seen,
-            lambda index: deformation.normals_to_posed(simulation.normals, index),
-            among,
-            lambda index: deformation.to_posed(positions[index] - rest[index], index),
-            within,
-        )
-        pushed = np.flatnonzero(nonzero_rows(contact.displacement))
-        displacement = contact.displacement.copy()
-        displacement[pushed] = deformation.to_rest(contact.displacement[pushed], pushed)
-        return displacement, contact.touching
+        if among is not None and among.size == 0:  # (asked about itself only)
+            displacement, touching = np.zeros((count, 3), dtype=np.float32), np.zeros(count, dtype=bool)
+        else:
+            contact = ask(
+                seen,
+                lambda index: deformation.normals_to_posed(simulation.normals, index),
+                among,
+                lambda index: deformation.to_posed(positions[index] - rest[index], index),
+                within,
+            )
+            pushed = np.flatnonzero(nonzero_rows(contact.displacement))
+            displacement = contact.displacement.copy()
+            displacement[pushed] = deformation.to_rest(contact.displacement[pushed], pushed)
+            touching = contact.touching
+        if itself is None:
+            return displacement, touching
+        own, touch = itself.find(seen, depsgraph, among is None)  # on the posed surface
+        pushed = np.flatnonzero(nonzero_rows(own))
+        own[pushed] = deformation.to_rest(own[pushed], pushed)
+        return _with_own(displacement, touching, own, touch)
 
     with posed.Deformation(obj, depsgraph, scene) as deformation:
         yield find
+
+
+def _with_own(
+    push: np.ndarray, touching: np.ndarray, own: np.ndarray, touch: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """The colliders' pushes and touching flags with those out of the mesh itself: the longer
+    push wins a vertex (as between colliders); a pushed vertex does not touch."""
+    longer = np.einsum("ij,ij->i", own, own) > np.einsum("ij,ij->i", push, push)
+    push = np.where(longer[:, None], own, push)
+    return push, (touching | touch) & ~nonzero_rows(push)
 
 
 def _posed(obj, simulation: Simulation, positions: np.ndarray, depsgraph) -> np.ndarray:

@@ -63,6 +63,7 @@ def advance(
     overshoot: Overshoot | None = None,
     structure: bool = False,
     volume: Volume | None = None,
+    rounds: int = 1,
 ) -> bool:
     """Respond for one frame of ``dt`` seconds. Returns False when nothing changed.
 
@@ -73,13 +74,15 @@ def advance(
     contact (``core.volume``), kept out of the colliders. ``structure``: the surface also
     meets an interior or a container (``core.contact``), which hold it against a collider's
     push: the pushed vertices are asked again too, since a push out of a collider can end
-    inside a bone under the skin, or out of the container."""
+    inside a bone under the skin, or out of the container. ``rounds``: how many times what
+    the step left is asked and corrected, each round asking about what the last moved (more
+    than one for a mesh kept out of itself, whose two sides of a fold each take half)."""
     before = surface.positions
     push, touching = find(before, None, np.inf)
     contact = None if volume is None else nonzero_rows(push) | touching  # (before _mend changes push)
     stepped = surface.step(push, dt, touching)
     if stepped:
-        again, held = _mend(surface, find, guard, before, push, structure)
+        again, held = _mend(surface, find, guard, before, push, structure, rounds)
         if contact is not None:  # what the step put back in touches them too (a dent relaxing up into a ball)
             contact |= held | nonzero_rows(again)
     if overshoot is None and volume is None:  # (the default: nothing below runs, the frame is as it was)
@@ -122,9 +125,16 @@ def _give_back_volume(
 
 
 def _mend(
-    surface: Surface, find: Find, guard: FoldGuard | None, before: np.ndarray, push: np.ndarray, structure: bool
+    surface: Surface,
+    find: Find,
+    guard: FoldGuard | None,
+    before: np.ndarray,
+    push: np.ndarray,
+    structure: bool,
+    rounds: int = 1,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """After a step: straighten folds, then push out what the step put back inside. Returns
+    """After a step: straighten folds, then push out what the step put back inside (again,
+    for ``rounds`` rounds, on what the last round moved, while anything is pushed). Returns
     the pushes out (n, 3) and which vertices the colliders hold then, (n,) bool."""
     after = surface.positions
     moved = rows_differ(after, before)
@@ -143,6 +153,16 @@ def _mend(
     again, touching = find(after, moved.nonzero()[0], _furthest(after - before, pushed))
     if again.any():
         surface.correct(again)
+    for _round in range(rounds - 1):
+        if not again.any():
+            break
+        corrected = nonzero_rows(again).nonzero()[0]
+        after = surface.positions
+        more, touching = find(after, corrected, _furthest_among(after, before, corrected))
+        if not more.any():
+            break
+        surface.correct(more)
+        again = again + more
     return again, touching
 
 

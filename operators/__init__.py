@@ -183,7 +183,8 @@ class OBJECT_OT_collision_response_bake(BakeOptions, bpy.types.Operator):
         except simulation.Unusable as problem:
             self.report({"ERROR"}, str(problem))
             return False
-        if not [o for o in simulation.colliders(self.obj) if o is not None]:
+        itself = self.obj.collision_response.self_contact  # (it meets itself: something to bake)
+        if not [o for o in simulation.colliders(self.obj) if o is not None] and not itself:
             count = self.last - self.first + 1
             self.report({"WARNING"}, f"'{self.obj.name}' has no colliders: the bake would be {count} unchanged frames")
             return False

@@ -8,7 +8,7 @@ from ..blender import curves, point_cache, pressure, simulation, sizes, together
 from ..blender import volume as keep_volume
 from ..blender.presets import COLLISION_RESPONSE_MT_presets
 from ..blender.properties import MAX_LEVELS
-from .structure import COLLISION_RESPONSE_UL_interiors, draw_structure
+from .structure import COLLISION_RESPONSE_UL_interiors, draw_self_contact, draw_structure
 
 
 class SidebarPanel(bpy.types.Panel):
@@ -76,7 +76,7 @@ class VIEW3D_PT_collision_response(SidebarPanel):
             layout.label(text=message, icon="ERROR")
         if state is not None:
             layout.label(text=state.status(), icon="TIME")
-        if not simulation.colliders(obj):
+        if not simulation.colliders(obj) and not settings.self_contact:
             layout.label(text="No colliders: add some below", icon="ERROR")
 
 
@@ -96,6 +96,7 @@ class VIEW3D_PT_collision_response_colliders(EnabledPanel):
         column.operator("object.collision_response_collider_remove", text="", icon="REMOVE")
         layout.prop(settings, "friction")
         layout.prop(settings, "standoff")
+        draw_self_contact(layout, context.active_object)
         draw_structure(layout, context.active_object)
 
 

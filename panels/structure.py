@@ -1,14 +1,22 @@
-"""The Colliders panel's part for what else the surface meets: interior structure, a
-container, and the other responding meshes it is soft against."""
+"""The Colliders panel's part for what else the surface meets: itself, interior structure,
+a container, and the other responding meshes it is soft against."""
 
 import bpy
 
-from ..blender import together
+from ..blender import simulation, together
 
 
 class COLLISION_RESPONSE_UL_interiors(bpy.types.UIList):
     def draw_item(self, context, layout, data, item, icon, active_data, active_property, index=0, flt_flag=0):
         layout.prop(item, "obj", text="", emboss=False, icon="BONE_DATA")
+
+
+def draw_self_contact(layout, obj) -> None:
+    """The mesh against itself: the option, and how much of it presses into itself now."""
+    layout.prop(obj.collision_response, "self_contact")
+    state = simulation.get(obj)
+    if obj.collision_response.self_contact and state is not None and state.self_contact is not None:
+        layout.label(text=state.self_contact.status(), icon="MOD_PHYSICS")
 
 
 def draw_structure(layout, obj) -> None:
