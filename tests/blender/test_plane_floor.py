@@ -67,7 +67,7 @@ def floor_and_ball(seed: int):
     found = bpy.utils.preset_find(preset, "collision_response")
     assert found, f"preset {preset!r} not found"
     assert bpy.ops.script.execute_preset(filepath=found, menu_idname="COLLISION_RESPONSE_MT_presets") == {"FINISHED"}
-    ball.collision_response.keep_volume = bool(rng.integers(2))
+    ball.collision_response.volume = bool(rng.integers(2))  # Keep Volume
     return scene, plane, ball, normal, depth, size
 
 
