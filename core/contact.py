@@ -129,6 +129,9 @@ class Contacts:
         #: By open collider name, while it is near: True where the mesh came to it from
         #: behind its faces, so its solid side is in front of them (``_came_from_behind``).
         self.flipped: dict[str, bool] = {}
+        #: Colliders with vertices near their centre whose normals point all round (no press
+        #: axis): wide against the mesh, or inside a closed one (``_aim_by_faces``).
+        self.all_round: set[str] = set()
         self.side = np.zeros(count, dtype=np.int8)
         self.held = np.zeros(count, dtype=bool)  # pushed or touching at the last query
 
@@ -140,6 +143,12 @@ class Contacts:
             # near a bone inside a closed surface point all round, and no one axis fits them.
             held_by_normals = colliders.kind(k) != COLLIDER
             self.axes[name] = None if held_by_normals else press_axis(points, normals, centre, size)
+            # No axis though vertices are near its centre: their normals point all round.
+            all_round = self.axes[name] is None and not held_by_normals
+            if all_round and (np.einsum("ij,ij->i", points - centre, points - centre) < size * size).any():
+                self.all_round.add(name)
+            else:
+                self.all_round.discard(name)
 
     def forget(self, which: np.ndarray) -> None:
         """Vertices ``which`` are clearly out of contact (near no collider)."""
@@ -152,6 +161,7 @@ class Contacts:
             self.sides.pop(name, None)
             self.axes.pop(name, None)
             self.flipped.pop(name, None)
+            self.all_round.discard(name)
 
     def push(
         self,
@@ -209,6 +219,10 @@ class Contacts:
                 sides, directions = reached, directions_for(reached)
                 ahead, behind, _ = _cast_both(cast, points, directions, *rules)
         length, touch = _lengths(ahead[0], behind[0], sizes, standoff, was_held)
+        if self._aim_by_faces(colliders, sides, length, ahead):  # a wide collider: aimed again
+            directions = directions_for(sides)
+            ahead, behind, _ = _cast_both(cast, points, directions, *rules)
+            length, touch = _lengths(ahead[0], behind[0], sizes, standoff, was_held)
         undecided = sides == 0  # no vertex within its reach yet (``_sides``): it pushes none
         length[undecided], touch[undecided] = 0.0, False
         if colliders.open is not None and colliders.open.any():
@@ -238,6 +252,31 @@ class Contacts:
             points[rests], directions[:, rests], *([h[:, rests] for h in hits] for hits in (ahead, behind))
         )
         return Pushes(push, touching, planes, directions[which[rests], rests], np.where(pushed, longest, -1))
+
+    def _aim_by_faces(self, colliders: Colliders, sides, length, ahead) -> bool:
+        """Aim each plain collider that has no press axis from its own faces where the
+        vertices inside it leave it (``length`` (k, m) > 0; ``ahead``: the rays' distances
+        and the faces' outward normals), the nearest counting most; returns whether any was.
+        The normals near a collider's centre point all round where it is wide against the
+        mesh (a floor under a monkey or a foot): its centre is far from where they meet,
+        and a vertex pushed along its own normal (the side of a chin) went along the floor,
+        out at its far side, metres away. The faces a vertex is nearest to leaving through
+        are where the collider presses it from. (A collider inside a closed mesh is left
+        through faces all round: still no axis.)"""
+        aimed = False
+        for k, name in enumerate(colliders.names):
+            if name not in self.all_round or self.axes.get(name) is not None or sides[k] == 0:
+                continue
+            inside = (length[k] > 0) & np.isfinite(ahead[0][k]) & (ahead[0][k] > 0)
+            if not inside.any():
+                continue
+            weight = 1.0 / np.maximum(ahead[0][k][inside], 1e-9 * colliders.sizes[k])
+            faces = weight @ ahead[1][k][inside]
+            size = float(np.linalg.norm(faces))
+            if size > AXIS_AGREEMENT * float(weight.sum()):
+                self.axes[name] = -faces / size * sides[k]  # along the surface's normals
+                aimed = True
+        return aimed
 
     def _oriented(self, colliders: Colliders) -> Cast:
         """The colliders' cast, with the faces of the open colliders the mesh came to from
