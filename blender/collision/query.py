@@ -271,9 +271,17 @@ class CollisionQuery:
         if last is None or last[0].shape != positions.shape:
             return [0.0 if c.closed else _local(c.radius, inverse) for c in colliders]
         before, was = last
-        moved = positions @ matrix[:3, :3].T - before @ was[:3, :3].T
-        moved += matrix[:3, 3] - was[:3, 3]
-        furthest = float(np.sqrt(np.einsum("ij,ij->i", moved, moved).max())) if moved.size else 0.0
+        if positions is before or not positions.size:
+            furthest = 0.0 if np.array_equal(matrix, was) else _furthest_corner(positions, matrix, was)
+        elif np.array_equal(matrix, was):  # the object held still: its vertices' own moves, scaled
+            moved = positions - before
+            furthest = float(np.sqrt(np.einsum("ij,ij->i", moved, moved).max())) * float(
+                np.linalg.norm(matrix[:3, :3], 2)
+            )
+        else:
+            moved = positions @ matrix[:3, :3].T - before @ was[:3, :3].T
+            moved += matrix[:3, 3] - was[:3, 3]
+            furthest = float(np.sqrt(np.einsum("ij,ij->i", moved, moved).max()))
         behind = []
         for c in colliders:
             if c.closed:
@@ -377,6 +385,14 @@ def _near(
     offset = positions.take(boxed, axis=0).astype(np.float64)  # take: rows, several times faster
     offset -= centre
     return boxed[np.einsum("ij,ij->i", offset, offset) <= radius**2]
+
+
+def _furthest_corner(positions: np.ndarray, matrix: np.ndarray, was: np.ndarray) -> float:
+    """How far (world) a point of the box around ``positions`` (object space) moved from
+    matrix ``was`` to ``matrix``: an affine move is furthest at a corner."""
+    corners = np.array(list(itertools.product(*np.stack([positions.min(axis=0), positions.max(axis=0)], axis=1))))
+    moved = corners @ (matrix - was)[:3, :3].T + (matrix - was)[:3, 3]
+    return float(np.linalg.norm(moved, axis=1).max())
 
 
 def _local(distance: float, to_local: np.ndarray) -> float:
