@@ -94,10 +94,10 @@ class Colliders:
     def unbounded(self) -> np.ndarray | None:
         """(k,) the colliders whose inside has no far side (an open mesh; a container, whose
         outside is its inside), or None for none."""
-        unbounded = [
-            flags for flags in (self.open, None if self.kinds is None else self.kinds == CONTAINER) if flags is not None
-        ]
-        return np.logical_or.reduce(unbounded) if unbounded else None
+        if self.kinds is None:
+            return self.open
+        containers = self.kinds == CONTAINER
+        return containers if self.open is None else containers | self.open
 
 
 @dataclass
@@ -145,7 +145,10 @@ class Contacts:
             self.axes[name] = None if held_by_normals else press_axis(points, normals, centre, size)
             # No axis though vertices are near its centre: their normals point all round.
             all_round = self.axes[name] is None and not held_by_normals
-            if all_round and (np.einsum("ij,ij->i", points - centre, points - centre) < size * size).any():
+            if all_round:
+                offset = points - centre
+                all_round = bool((np.einsum("ij,ij->i", offset, offset) < size * size).any())
+            if all_round:
                 self.all_round.add(name)
             else:
                 self.all_round.discard(name)
@@ -282,15 +285,7 @@ class Contacts:
         """The colliders' cast, with the faces of the open colliders the mesh came to from
         behind turned round (their inside is in front of their faces)."""
         flips = np.array([self.flipped.get(name, False) for name in colliders.names])
-        if not flips.any():
-            return colliders.cast
-        sign = np.where(flips, -1.0, 1.0)[:, None]
-
-        def cast(origins: np.ndarray, rays: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            signed, normals = colliders.cast(origins, rays)
-            return signed * sign, normals * sign[:, :, None]
-
-        return cast
+        return turned(colliders.cast, flips)
 
     def _orient(self, colliders: Colliders, new, raw, points, directions, relative) -> bool:
         """Decide which way each open collider new to the mesh faces it, from what both of
@@ -341,6 +336,21 @@ class Contacts:
         chosen = np.zeros(sides.shape, dtype=bool)
         chosen[new] = sides[new] != 0
         return sides, chosen
+
+
+def turned(cast: Cast, flips: np.ndarray) -> Cast:
+    """``cast`` with the faces of the colliders ``flips`` (k,) marks turned round: what a ray
+    leaves there it enters, and their normals point the other way (a mirrored collider, an
+    open one met from behind)."""
+    if not flips.any():
+        return cast
+    sign = np.where(flips, -1.0, 1.0)[:, None]
+
+    def turned_cast(origins: np.ndarray, rays: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        signed, normals = cast(origins, rays)
+        return signed * sign, normals * sign[:, :, None]
+
+    return turned_cast
 
 
 def _came_from_behind(points, direction, relative, ahead, ahead_normals, behind, behind_normals) -> bool | None:

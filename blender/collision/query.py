@@ -19,7 +19,16 @@ from typing import TYPE_CHECKING
 import bpy
 import numpy as np
 
-from ...core.contact import COLLIDER, CONTAINER, HOLD_TOLERANCE, TOUCH_TOLERANCE, Colliders, Contacts, Resting
+from ...core.contact import (
+    COLLIDER,
+    CONTAINER,
+    HOLD_TOLERANCE,
+    TOUCH_TOLERANCE,
+    Colliders,
+    Contacts,
+    Resting,
+    turned,
+)
 from ...core.vectors import nonzero_rows
 from .colliders import Collider, carried_box, usable_colliders
 from .patch import Patch
@@ -272,7 +281,8 @@ class CollisionQuery:
             return [0.0 if c.closed else _local(c.radius, inverse) for c in colliders]
         before, was = last
         if positions is before or not positions.size:
-            furthest = 0.0 if np.array_equal(matrix, was) else _furthest_corner(positions, matrix, was)
+            low, high = (positions.min(axis=0), positions.max(axis=0)) if positions.size else (np.zeros(3),) * 2
+            furthest = _box_moved(low, high, matrix - was)
         elif np.array_equal(matrix, was):  # the object held still: its vertices' own moves, scaled
             moved = positions - before
             furthest = float(np.sqrt(np.einsum("ij,ij->i", moved, moved).max())) * float(
@@ -289,27 +299,22 @@ class CollisionQuery:
                 continue
             now = np.array(c.obj.matrix_world, dtype=np.float64)
             back = self._previous.get(c.obj.name, now) @ np.linalg.inv(now)  # now -> where it was
-            # How far its box's points moved (an affine move: furthest at a corner).
-            corners = np.array(list(itertools.product(*np.stack([c.low, c.high], axis=1))))
-            travel = np.linalg.norm(corners - corners @ back[:3, :3].T - back[:3, 3], axis=1).max()
-            behind.append(_local(furthest + float(travel), inverse))
+            behind.append(_local(furthest + _box_moved(c.low, c.high, np.eye(4) - back), inverse))
         return behind
 
     def _colliders(self, colliders: list[Collider], depsgraph) -> Colliders:
         """The colliders as the contact rules see them, with Blender's ray caster."""
         objects = [c.obj for c in colliders]
-        flip = np.array([-1.0 if c.inverted else 1.0 for c in colliders])[:, None]
         patches = [self._patch(c) for c in colliders]
 
         def cast(origins: np.ndarray, rays: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            signed, normals = self.caster.cast(objects, origins, rays, depsgraph, patches)
-            return signed * flip, normals * flip[:, :, None]
+            return self.caster.cast(objects, origins, rays, depsgraph, patches)
 
         return Colliders(
             [c.obj.name for c in colliders],
             np.array([c.centre for c in colliders]),
             np.array([c.radius for c in colliders]),
-            cast,
+            turned(cast, np.array([c.inverted for c in colliders])),
             np.array([c.kind for c in colliders], dtype=np.int8),
             np.array([not c.closed for c in colliders]),
         )
@@ -387,12 +392,11 @@ def _near(
     return boxed[np.einsum("ij,ij->i", offset, offset) <= radius**2]
 
 
-def _furthest_corner(positions: np.ndarray, matrix: np.ndarray, was: np.ndarray) -> float:
-    """How far (world) a point of the box around ``positions`` (object space) moved from
-    matrix ``was`` to ``matrix``: an affine move is furthest at a corner."""
-    corners = np.array(list(itertools.product(*np.stack([positions.min(axis=0), positions.max(axis=0)], axis=1))))
-    moved = corners @ (matrix - was)[:3, :3].T + (matrix - was)[:3, 3]
-    return float(np.linalg.norm(moved, axis=1).max())
+def _box_moved(low: np.ndarray, high: np.ndarray, change: np.ndarray) -> float:
+    """How far a point of the box ``low`` .. ``high`` moves under ``change`` (a 4 x 4 matrix
+    less another: the move of each point, affine): furthest at a corner."""
+    corners = np.array(list(itertools.product(*np.stack([low, high], axis=1))))
+    return float(np.linalg.norm(corners @ change[:3, :3].T + change[:3, 3], axis=1).max())
 
 
 def _local(distance: float, to_local: np.ndarray) -> float:

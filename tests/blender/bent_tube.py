@@ -7,6 +7,8 @@ import math
 import bpy
 import numpy as np
 
+from primitives import weight_two_bones
+
 RADIUS, HALF = 0.3, 1.0  # the tube: radius 0.3 from z = -1 to 1
 RINGS, AROUND = 31, 24
 BLEND = 0.3  # the two bones' weights blend over z in [-BLEND, BLEND]
@@ -48,12 +50,7 @@ def rigged_tube(bends: list[tuple[int, float]], name: str = "Tube") -> tuple[bpy
     bpy.ops.object.mode_set(mode="OBJECT")
     obj.parent = rig
     obj.modifiers.new("Armature", "ARMATURE").object = rig
-    z = np.array([v.co.z for v in obj.data.vertices])
-    weights = np.clip((z + BLEND) / (2 * BLEND), 0.0, 1.0)
-    for bone, values in (("upper", 1 - weights), ("lower", weights)):
-        group = obj.vertex_groups.new(name=bone)
-        for value in np.unique(values[values > 0]):
-            group.add(np.flatnonzero(values == value).tolist(), float(value), "REPLACE")
+    weight_two_bones(obj, BLEND)
     pose = rig.pose.bones["lower"]
     pose.rotation_mode = "XYZ"
     for frame, degrees in bends:

@@ -89,3 +89,14 @@ def scene_with_grid(last_frame: int):
     scene.frame_start, scene.frame_end = 1, last_frame
     bpy.ops.mesh.primitive_grid_add(x_subdivisions=32, y_subdivisions=32, size=2)
     return scene, bpy.context.active_object
+
+
+def weight_two_bones(obj, blend: float) -> None:
+    """Vertex groups "upper" and "lower" on ``obj``: each vertex by its height z, all "upper"
+    below -``blend``, all "lower" above ``blend``, blended linearly between (an elbow)."""
+    z = np.array([v.co.z for v in obj.data.vertices])
+    lower = np.clip((z + blend) / (2 * blend), 0.0, 1.0)
+    for name, weights in (("upper", 1 - lower), ("lower", lower)):
+        group = obj.vertex_groups.new(name=name)
+        for value in np.unique(weights[weights > 0]):
+            group.add(np.flatnonzero(weights == value).tolist(), float(value), "REPLACE")

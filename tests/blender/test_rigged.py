@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 from conftest import MODULE
 
-from primitives import scene_with_grid
+from primitives import scene_with_grid, weight_two_bones
 
 RADIUS = 0.25  # the pressing sphere's
 PRESS = 0.08  # how far the sphere goes into the elbow
@@ -83,12 +83,7 @@ def elbow(addon):
     rig = _armature("Rig", [("upper", (0, 0, -1), (0, 0, 0)), ("lower", (0, 0, 0), (0, 0, 1))])
     arm.parent = rig
     arm.modifiers.new("Armature", "ARMATURE").object = rig
-    z = np.array([v.co.z for v in arm.data.vertices])
-    lower = np.clip((z + 0.3) / 0.6, 0.0, 1.0)  # a smooth blend over the elbow
-    for name, weights in (("upper", 1 - lower), ("lower", lower)):
-        group = arm.vertex_groups.new(name=name)
-        for value in np.unique(weights[weights > 0]):
-            group.add(np.flatnonzero(weights == value).tolist(), float(value), "REPLACE")
+    weight_two_bones(arm, 0.3)  # a smooth blend over the elbow
     bone = rig.pose.bones["lower"]
     bone.rotation_mode = "XYZ"
     bone.keyframe_insert("rotation_euler", frame=1)
