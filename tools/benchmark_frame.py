@@ -118,6 +118,13 @@ def monkey_and_torus(subdivisions: int):
     return head, torus
 
 
+def floor_plane() -> list:
+    """A 20 m plane 30 cm under the grid, touching nothing: what an open collider (a floor)
+    costs the frame when it only has to be watched."""
+    bpy.ops.mesh.primitive_plane_add(size=20.0, location=(0, 0, -0.3))
+    return [bpy.context.active_object]
+
+
 def two_more_colliders() -> list:
     """A smaller ball sinking into the grid's far corner and a box sliding 4 cm deep across
     the near one: with ``scene_with``'s ball, three colliders, each pressing its own part."""
@@ -165,6 +172,7 @@ class Case:
     pressure: bool = False  # the pressure attribute written every frame
     still: bool = False  # every damping ratio 1 after the preset: no overshoot
     volume: float = 0.0  # Keep Volume on with this reach (0: off)
+    floor: bool = False  # a plane under the grid as well (``floor_plane``), Shrinkwrap two modifiers
 
 
 SINKING, HELD, SETTLED = (4, 15), (18, 30), (46, 60)
@@ -190,6 +198,8 @@ CASES = [
     Case("100k-pressure", "100k mesh, pressure written", 316, {"sinking": SINKING, "held": HELD}, pressure=True),
     # Keep Volume (reach 50 cm, the default) against 100k.
     Case("100k-volume", "100k mesh, Keep Volume", 316, {"sinking": SINKING, "held": HELD}, volume=0.5),
+    # An open collider watched every frame (a plane as floor, touching nothing) against 100k.
+    Case("100k-floor", "100k mesh, a plane under it", 316, {"sinking": SINKING, "held": HELD}, floor=True),
 ]
 QUICK_CASES = ["66k", "100k"]
 PASSES = ("on", "off", "shrinkwrap on", "shrinkwrap off")
@@ -221,7 +231,7 @@ class Bench:
         self.scene, self.grid, ball = scene_with(
             case.subdivisions, case.rigged, case.away, case.rippled, case.monkey, case.dense
         )
-        self.colliders = [ball, *(two_more_colliders() if case.three else [])]
+        self.colliders = [ball, *(two_more_colliders() if case.three else []), *(floor_plane() if case.floor else [])]
         self.scene.frame_end = case.last
         # Shrinkwrap's mesh: the same vertices, modifiers (the armature) and vertex groups,
         # no shape key, never a responding mesh.
