@@ -132,16 +132,39 @@ class Contacts:
         #: Colliders with vertices near their centre whose normals point all round (no press
         #: axis): wide against the mesh, or inside a closed one (``_aim_by_faces``).
         self.all_round: set[str] = set()
+        #: Colliders wide against the mesh near them: every vertex near one is within half its
+        #: size of its centre, so nearness to the centre does not say where the contact is.
+        #: Their press axis comes from the contact itself (``aim``, ``_aim_at_contact``).
+        self.wide: set[str] = set()
         self.side = np.zeros(count, dtype=np.int8)
         self.held = np.zeros(count, dtype=bool)  # pushed or touching at the last query
+        #: Each wide collider's axis, from its faces where the mesh first met it, kept while near.
+        self.kept_axes: dict[str, np.ndarray] = {}
 
-    def aim(self, colliders: "Colliders", points: np.ndarray, normals: np.ndarray) -> None:
+    def aim(
+        self, colliders: "Colliders", points: np.ndarray, normals: np.ndarray, queried: np.ndarray | None = None
+    ) -> None:
         """Each collider's press axis, from every vertex near it (``points`` and their unit
-        reference normals, (m, 3)): their mean normal, weighted by nearness to its centre."""
+        reference normals, (m, 3); ``queried``: which vertices they are, None for the first
+        m): their mean normal, weighted by nearness to its centre; for a wide collider, the
+        mean normal of the vertices in contact with it at the last query (or None, to be
+        found from those inside it: ``_aim_at_contact``)."""
+        if queried is None:
+            queried = np.arange(points.shape[0])
         for k, (name, centre, size) in enumerate(zip(colliders.names, colliders.centres, colliders.sizes, strict=True)):
             # An interior or a container holds each vertex along its own normal: the normals
             # near a bone inside a closed surface point all round, and no one axis fits them.
             held_by_normals = colliders.kind(k) != COLLIDER
+            offset = points - centre
+            near = np.einsum("ij,ij->i", offset, offset) / (size * size)
+            wide = not held_by_normals and bool((near < 1.0).any()) and float(near[near < 1.0].max()) < 0.25
+            if wide:  # aimed by its own faces (``_aim_by_faces``), once
+                self.wide.add(name)
+                self.axes[name] = self.kept_axes.get(name)
+                self.all_round.add(name)
+                continue
+            self.wide.discard(name)
+            self.kept_axes.pop(name, None)
             self.axes[name] = None if held_by_normals else press_axis(points, normals, centre, size)
             # No axis though vertices are near its centre: their normals point all round.
             all_round = self.axes[name] is None and not held_by_normals
@@ -165,6 +188,8 @@ class Contacts:
             self.axes.pop(name, None)
             self.flipped.pop(name, None)
             self.all_round.discard(name)
+            self.wide.discard(name)
+            self.kept_axes.pop(name, None)
 
     def push(
         self,
@@ -222,10 +247,13 @@ class Contacts:
                 sides, directions = reached, directions_for(reached)
                 ahead, behind, _ = _cast_both(cast, points, directions, *rules)
         length, touch = _lengths(ahead[0], behind[0], sizes, standoff, was_held)
-        if self._aim_by_faces(colliders, sides, length, ahead):  # a wide collider: aimed again
+        if self._aim_by_faces(colliders, cast, sides, length, ahead, points, relative):  # a wide collider: aimed again
             directions = directions_for(sides)
             ahead, behind, _ = _cast_both(cast, points, directions, *rules)
             length, touch = _lengths(ahead[0], behind[0], sizes, standoff, was_held)
+        length, directions = self._straighter(
+            cast, colliders, sides, points, normals, motions, friction, offsets, length, directions, standoff
+        )
         undecided = sides == 0  # no vertex within its reach yet (``_sides``): it pushes none
         length[undecided], touch[undecided] = 0.0, False
         if colliders.open is not None and colliders.open.any():
@@ -256,7 +284,7 @@ class Contacts:
         )
         return Pushes(push, touching, planes, directions[which[rests], rests], np.where(pushed, longest, -1))
 
-    def _aim_by_faces(self, colliders: Colliders, sides, length, ahead) -> bool:
+    def _aim_by_faces(self, colliders: Colliders, cast: Cast, sides, length, ahead, points, relative) -> bool:
         """Aim each plain collider that has no press axis from its own faces where the
         vertices inside it leave it (``length`` (k, m) > 0; ``ahead``: the rays' distances
         and the faces' outward normals), the nearest counting most; returns whether any was.
@@ -264,7 +292,10 @@ class Contacts:
         mesh (a floor under a monkey or a foot): its centre is far from where they meet,
         and a vertex pushed along its own normal (the side of a chin) went along the floor,
         out at its far side, metres away. The faces a vertex is nearest to leaving through
-        are where the collider presses it from. (A collider inside a closed mesh is left
+        are where the collider presses it from. A wide collider is also left the way the
+        vertices came in (along ``relative`` (k, m, 3), its motion at them less theirs),
+        through the faces they crossed: a standing tube's normals all lie along a floor box,
+        and leave it through its sides only. (A collider inside a closed mesh is left
         through faces all round: still no axis.)"""
         aimed = False
         for k, name in enumerate(colliders.names):
@@ -273,13 +304,64 @@ class Contacts:
             inside = (length[k] > 0) & np.isfinite(ahead[0][k]) & (ahead[0][k] > 0)
             if not inside.any():
                 continue
-            weight = 1.0 / np.maximum(ahead[0][k][inside], 1e-9 * colliders.sizes[k])
-            faces = weight @ ahead[1][k][inside]
+            distances, normals = ahead[0][k][inside], ahead[1][k][inside]
+            if name in self.wide:
+                came = relative[k][inside]
+                travel = np.linalg.norm(came, axis=1)
+                moved = travel > 0
+                if moved.any():
+                    rays = np.zeros((len(colliders.names), int(moved.sum()), 3))
+                    rays[k] = came[moved] / travel[moved, None]
+                    back, back_normals = cast(points[inside][moved], rays)
+                    out = np.isfinite(back[k]) & (back[k] > 0)
+                    distances = np.concatenate([distances, back[k][out]])
+                    normals = np.concatenate([normals, back_normals[k][out]])
+            weight = 1.0 / np.maximum(distances, 1e-9 * colliders.sizes[k])
+            faces = weight @ normals
             size = float(np.linalg.norm(faces))
             if size > AXIS_AGREEMENT * float(weight.sum()):
                 self.axes[name] = -faces / size * sides[k]  # along the surface's normals
+                if name in self.wide:
+                    self.kept_axes[name] = self.axes[name]
                 aimed = True
         return aimed
+
+    def _straighter(
+        self, cast, colliders, sides, points, normals, motions, friction, offsets, length, directions, standoff
+    ):
+        """Pushes (lengths (k, m), directions (k, m, 3)) with each vertex inside a collider that
+        faces away from its press axis, and so is pushed toward its own normal
+        (``press_inward``), pushed along the axis instead where that way out is shorter. A
+        vertex facing away is on the far side of a thin part, or in a fold of a curved
+        surface pressed into a wide collider: under a monkey's chin pressed 10 cm into a 20 m
+        floor box, a vertex whose normal lay along the floor went out through the box's far
+        side, 13 m away. The shorter way is the one it came in by."""
+        away = np.zeros(length.shape, dtype=bool)
+        axes = {}
+        for k, name in enumerate(colliders.names):
+            axis = self.axes.get(name)
+            if axis is None or sides[k] == 0:
+                continue
+            axes[k] = -axis * sides[k]  # pointing in
+            away[k] = (length[k] > 0) & ((normals @ axes[k]) * sides[k] > 0)  # the inward normal against it
+        if not away.any():
+            return length, directions
+        asked = away.any(axis=0).nonzero()[0]
+        straight = directions[:, asked].copy()
+        for k, inward in axes.items():
+            grip = friction if colliders.kind(k) == COLLIDER else 0.0
+            held = None if offsets is None else offsets[asked]
+            along = np.broadcast_to(inward, (asked.size, 3))
+            straight[k] = push_direction(along, motions[k, asked], grip, held)
+        signed = cast(points[asked], straight)[0]
+        shorter = away[:, asked] & (signed > 0) & (signed + standoff < length[:, asked])
+        if not shorter.any():
+            return length, directions
+        ks, rows = shorter.nonzero()
+        length, directions = length.copy(), directions.copy()
+        length[ks, asked[rows]] = signed[ks, rows] + standoff
+        directions[ks, asked[rows]] = straight[ks, rows]
+        return length, directions
 
     def _oriented(self, colliders: Colliders) -> Cast:
         """The colliders' cast, with the faces of the open colliders the mesh came to from

@@ -197,7 +197,7 @@ class CollisionQuery:
             resting.restart(state)
         rules = self._colliders(colliders, depsgraph)
         if whole:  # each collider's press axis, from every vertex near it
-            self.contacts.aim(rules, points, normal_world)
+            self.contacts.aim(rules, points, normal_world, queried)
         if all(c.rigid for c in colliders):
             still = resting.still(queried, points, standoff, tolerance)
             contact.touching[queried[still]] = True
