@@ -207,7 +207,7 @@ def _build(obj, scene) -> Simulation:
     start = settings.start_frame
     vertex_normals = VertexNormals(len(rest), *topology[:2])
     normals = vertex_normals(rest, np.arange(len(rest)))
-    query = CollisionQuery(scene, obj.name, vertex_normals)
+    query = CollisionQuery(scene, obj.name, vertex_normals, size / 2)
     folds = FoldGuard(rest, *topology[:2], normals)
     simulation = Simulation(
         obj.name, surface, query, fingerprint(obj, level_count), start, start - 1, rest, normals, folds

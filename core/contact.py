@@ -81,12 +81,21 @@ class Colliders:
 
     names: list[str]  # what the contact memory knows each collider by
     centres: np.ndarray  # (k, 3) bounding-sphere centres
-    sizes: np.ndarray  # (k,) bounding-sphere radii: the scale of every tolerance
+    sizes: np.ndarray  # (k,) bounding-sphere radii: the scale of every tolerance (``scales``)
     cast: Cast
     kinds: np.ndarray | None = None  # (k,) COLLIDER, INTERIOR or CONTAINER; None: all colliders
     #: (k,) open meshes (a plane as floor), whose inside, behind their faces, has no far
     #: side: a vertex in it finds no face behind it. None: all closed.
     open: np.ndarray | None = None
+    #: The mesh's bounding radius, where known: a collider wider than the mesh scales its
+    #: tolerances by the mesh's size, not its own (1e-4 of a 20 m floor is 2 mm: a tenth of a
+    #: pebble resting on it).
+    mesh_size: float | None = None
+
+    def scales(self) -> np.ndarray:
+        """(k,) the length each collider's tolerances are fractions of: its size, or the
+        mesh's where that is smaller."""
+        return self.sizes if self.mesh_size is None else np.minimum(self.sizes, self.mesh_size)
 
     def kind(self, k: int) -> int:
         return COLLIDER if self.kinds is None else int(self.kinds[k])
@@ -133,24 +142,18 @@ class Contacts:
         #: axis): wide against the mesh, or inside a closed one (``_aim_by_faces``).
         self.all_round: set[str] = set()
         #: Colliders wide against the mesh near them: every vertex near one is within half its
-        #: size of its centre, so nearness to the centre does not say where the contact is.
-        #: Their press axis comes from the contact itself (``aim``, ``_aim_at_contact``).
+        #: size of its centre, so nearness to its centre does not say where the contact is.
+        #: Their press axis comes from their faces where the mesh meets them (``_aim_by_faces``).
         self.wide: set[str] = set()
         self.side = np.zeros(count, dtype=np.int8)
         self.held = np.zeros(count, dtype=bool)  # pushed or touching at the last query
         #: Each wide collider's axis, from its faces where the mesh first met it, kept while near.
         self.kept_axes: dict[str, np.ndarray] = {}
 
-    def aim(
-        self, colliders: "Colliders", points: np.ndarray, normals: np.ndarray, queried: np.ndarray | None = None
-    ) -> None:
+    def aim(self, colliders: "Colliders", points: np.ndarray, normals: np.ndarray) -> None:
         """Each collider's press axis, from every vertex near it (``points`` and their unit
-        reference normals, (m, 3); ``queried``: which vertices they are, None for the first
-        m): their mean normal, weighted by nearness to its centre; for a wide collider, the
-        mean normal of the vertices in contact with it at the last query (or None, to be
-        found from those inside it: ``_aim_at_contact``)."""
-        if queried is None:
-            queried = np.arange(points.shape[0])
+        reference normals, (m, 3)): their mean normal, weighted by nearness to its centre. A
+        wide collider keeps the axis its faces gave it (``_aim_by_faces``), or has none yet."""
         for k, (name, centre, size) in enumerate(zip(colliders.names, colliders.centres, colliders.sizes, strict=True)):
             # An interior or a container holds each vertex along its own normal: the normals
             # near a bone inside a closed surface point all round, and no one axis fits them.
@@ -228,7 +231,7 @@ class Contacts:
             )
 
         directions = directions_for(sides)
-        sizes = colliders.sizes[:, None]
+        sizes = colliders.scales()[:, None]
         unbounded = colliders.unbounded()
         rules = (motions, was_held, standoff, unbounded)
         cast = self._oriented(colliders)
@@ -335,7 +338,9 @@ class Contacts:
         vertex facing away is on the far side of a thin part, or in a fold of a curved
         surface pressed into a wide collider: under a monkey's chin pressed 10 cm into a 20 m
         floor box, a vertex whose normal lay along the floor went out through the box's far
-        side, 13 m away. The shorter way is the one it came in by."""
+        side, 13 m away. The shorter way is the one it came in by. Behind a plane, a vertex
+        facing away may find no way out along its own normal at all (away from the plane):
+        along the axis it does."""
         away = np.zeros(length.shape, dtype=bool)
         axes = {}
         for k, name in enumerate(colliders.names):
@@ -343,7 +348,9 @@ class Contacts:
             if axis is None or sides[k] == 0:
                 continue
             axes[k] = -axis * sides[k]  # pointing in
-            away[k] = (length[k] > 0) & ((normals @ axes[k]) * sides[k] > 0)  # the inward normal against it
+            # Inside (or, behind an open collider, maybe: its push ray may miss the plane).
+            maybe_inside = (length[k] > 0) | (colliders.open is not None and bool(colliders.open[k]))
+            away[k] = maybe_inside & ((normals @ axes[k]) * sides[k] > 0)  # the inward normal against it
         if not away.any():
             return length, directions
         asked = away.any(axis=0).nonzero()[0]
@@ -354,7 +361,8 @@ class Contacts:
             along = np.broadcast_to(inward, (asked.size, 3))
             straight[k] = push_direction(along, motions[k, asked], grip, held)
         signed = cast(points[asked], straight)[0]
-        shorter = away[:, asked] & (signed > 0) & (signed + standoff < length[:, asked])
+        found = length[:, asked]
+        shorter = away[:, asked] & (signed > 0) & ((found == 0) | (signed + standoff < found))
         if not shorter.any():
             return length, directions
         ks, rows = shorter.nonzero()
