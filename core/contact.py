@@ -141,27 +141,25 @@ class Contacts:
         #: Colliders with vertices near their centre whose normals point all round (no press
         #: axis): wide against the mesh, or inside a closed one (``_aim_by_faces``).
         self.all_round: set[str] = set()
-        #: Colliders wide against the mesh near them: every vertex near one is within half its
-        #: size of its centre, so nearness to its centre does not say where the contact is.
-        #: Their press axis comes from their faces where the mesh meets them (``_aim_by_faces``).
+        #: Colliders more than twice as large as the mesh (a floor, a table under a ball at
+        #: its corner): nearness to their centre does not say where the contact is. Their
+        #: press axis comes from their faces where the mesh meets them (``_aim_by_faces``).
         self.wide: set[str] = set()
         self.side = np.zeros(count, dtype=np.int8)
         self.held = np.zeros(count, dtype=bool)  # pushed or touching at the last query
-        #: Each wide collider's axis, from its faces where the mesh first met it, kept while near.
+        #: Each wide collider's axis, from its faces where the mesh meets it, kept while near.
         self.kept_axes: dict[str, np.ndarray] = {}
 
     def aim(self, colliders: "Colliders", points: np.ndarray, normals: np.ndarray) -> None:
         """Each collider's press axis, from every vertex near it (``points`` and their unit
         reference normals, (m, 3)): their mean normal, weighted by nearness to its centre. A
         wide collider keeps the axis its faces gave it (``_aim_by_faces``), or has none yet."""
+        mesh_size = np.inf if colliders.mesh_size is None else colliders.mesh_size  # unknown: none is wide
         for k, (name, centre, size) in enumerate(zip(colliders.names, colliders.centres, colliders.sizes, strict=True)):
             # An interior or a container holds each vertex along its own normal: the normals
             # near a bone inside a closed surface point all round, and no one axis fits them.
             held_by_normals = colliders.kind(k) != COLLIDER
-            offset = points - centre
-            near = np.einsum("ij,ij->i", offset, offset) / (size * size)
-            wide = not held_by_normals and bool((near < 1.0).any()) and float(near[near < 1.0].max()) < 0.25
-            if wide:  # aimed by its own faces (``_aim_by_faces``), once
+            if not held_by_normals and size > 2.0 * mesh_size:  # aimed by its own faces (``_aim_by_faces``)
                 self.wide.add(name)
                 self.axes[name] = self.kept_axes.get(name)
                 self.all_round.add(name)
@@ -302,30 +300,39 @@ class Contacts:
         through faces all round: still no axis.)"""
         aimed = False
         for k, name in enumerate(colliders.names):
-            if name not in self.all_round or self.axes.get(name) is not None or sides[k] == 0:
+            kept = self.kept_axes.get(name)
+            if name not in self.all_round or (self.axes.get(name) is not None and kept is None) or sides[k] == 0:
                 continue
             inside = (length[k] > 0) & np.isfinite(ahead[0][k]) & (ahead[0][k] > 0)
-            if not inside.any():
-                continue
             distances, normals = ahead[0][k][inside], ahead[1][k][inside]
-            if name in self.wide:
-                came = relative[k][inside]
+            if name in self.wide and kept is None:
+                # Behind an open collider a vertex's own normal may miss it (a tube's lie
+                # along a floor plane): any vertex may have come in.
+                maybe = inside | (colliders.open is not None and bool(colliders.open[k])) & (length[k] == 0)
+                came = relative[k][maybe]
                 travel = np.linalg.norm(came, axis=1)
                 moved = travel > 0
                 if moved.any():
                     rays = np.zeros((len(colliders.names), int(moved.sum()), 3))
                     rays[k] = came[moved] / travel[moved, None]
-                    back, back_normals = cast(points[inside][moved], rays)
+                    back, back_normals = cast(points[maybe][moved], rays)
                     out = np.isfinite(back[k]) & (back[k] > 0)
                     distances = np.concatenate([distances, back[k][out]])
                     normals = np.concatenate([normals, back_normals[k][out]])
+            if not distances.size:
+                continue
             weight = 1.0 / np.maximum(distances, 1e-9 * colliders.sizes[k])
             faces = weight @ normals
             size = float(np.linalg.norm(faces))
             if size > AXIS_AGREEMENT * float(weight.sum()):
-                self.axes[name] = -faces / size * sides[k]  # along the surface's normals
+                axis = -faces / size * sides[k]  # along the surface's normals
+                # A kept axis follows the faces its rays leave through (a floor that tilts);
+                # cast again only where it turned more than rounding.
+                if kept is not None and float(axis @ kept) >= 1.0 - 1e-9:
+                    continue
+                self.axes[name] = axis
                 if name in self.wide:
-                    self.kept_axes[name] = self.axes[name]
+                    self.kept_axes[name] = axis
                 aimed = True
         return aimed
 
