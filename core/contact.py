@@ -253,7 +253,7 @@ class Contacts:
             ahead, behind, _ = _cast_both(cast, points, directions, *rules)
             length, touch = _lengths(ahead[0], behind[0], sizes, standoff, was_held)
         length, directions = self._straighter(
-            cast, colliders, sides, points, normals, motions, friction, offsets, length, directions, standoff
+            cast, colliders, sides, points, normals, motions, friction, offsets, length, directions, standoff, ahead
         )
         undecided = sides == 0  # no vertex within its reach yet (``_sides``): it pushes none
         length[undecided], touch[undecided] = 0.0, False
@@ -307,8 +307,8 @@ class Contacts:
             distances, normals = ahead[0][k][inside], ahead[1][k][inside]
             if name in self.wide and kept is None:
                 # Behind an open collider a vertex's own normal may miss it (a tube's lie
-                # along a floor plane): any vertex may have come in.
-                maybe = inside | (colliders.open is not None and bool(colliders.open[k])) & (length[k] == 0)
+                # along a floor plane): any vertex whose ray met nothing may have come in.
+                maybe = inside | (_is_open(colliders, k) & np.isnan(ahead[0][k]))
                 came = relative[k][maybe]
                 travel = np.linalg.norm(came, axis=1)
                 moved = travel > 0
@@ -337,7 +337,7 @@ class Contacts:
         return aimed
 
     def _straighter(
-        self, cast, colliders, sides, points, normals, motions, friction, offsets, length, directions, standoff
+        self, cast, colliders, sides, points, normals, motions, friction, offsets, length, directions, standoff, ahead
     ):
         """Pushes (lengths (k, m), directions (k, m, 3)) with each vertex inside a collider that
         faces away from its press axis, and so is pushed toward its own normal
@@ -355,8 +355,9 @@ class Contacts:
             if axis is None or sides[k] == 0:
                 continue
             axes[k] = -axis * sides[k]  # pointing in
-            # Inside (or, behind an open collider, maybe: its push ray may miss the plane).
-            maybe_inside = (length[k] > 0) | (colliders.open is not None and bool(colliders.open[k]))
+            # Inside, or behind an open collider where its push ray met nothing (it may leave
+            # past the plane's edge, or point away from it).
+            maybe_inside = (length[k] > 0) | (_is_open(colliders, k) & np.isnan(ahead[0][k]))
             away[k] = maybe_inside & ((normals @ axes[k]) * sides[k] > 0)  # the inward normal against it
         if not away.any():
             return length, directions
@@ -433,6 +434,10 @@ class Contacts:
         chosen = np.zeros(sides.shape, dtype=bool)
         chosen[new] = sides[new] != 0
         return sides, chosen
+
+
+def _is_open(colliders: Colliders, k: int) -> bool:
+    return colliders.open is not None and bool(colliders.open[k])
 
 
 def turned(cast: Cast, flips: np.ndarray) -> Cast:
