@@ -57,6 +57,9 @@ AXIS_BLEND = 0.5
 #: long (the normals agree on a side); shorter, they point all round: no axis.
 AXIS_AGREEMENT = 0.5
 
+#: The cosine of the most a wide collider's kept press axis turns in one query (25 degrees).
+KEPT_TURN = float(np.cos(np.radians(25.0)))
+
 #: What a collider is to the surface. A collider presses from the side it came from and the
 #: longest push wins; an interior (a bone, a rib cage under the skin) is a volume the surface
 #: must stay outside of, pushed out along its own normals; a container is a volume it must stay
@@ -326,9 +329,11 @@ class Contacts:
             size = float(np.linalg.norm(faces))
             if size > AXIS_AGREEMENT * float(weight.sum()):
                 axis = -faces / size * sides[k]  # along the surface's normals
-                # A kept axis follows the faces its rays leave through (a floor that tilts);
-                # cast again only where it turned more than rounding.
-                if kept is not None and float(axis @ kept) >= 1.0 - 1e-9:
+                # A kept axis follows the faces its rays leave through (a floor that tilts), by
+                # less than KEPT_TURN a query: a jump is a vertex leaving through a far face (the
+                # side of a floor box, metres away), not a turn. Cast again only where it turned
+                # more than rounding.
+                if kept is not None and not 1.0 - 1e-9 > float(axis @ kept) >= KEPT_TURN:
                     continue
                 self.axes[name] = axis
                 if name in self.wide:

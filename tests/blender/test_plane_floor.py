@@ -104,10 +104,10 @@ def test_a_ball_and_a_plane_pressed_together_stay_on_their_sides_every_frame(see
 
 
 @pytest.mark.parametrize("floor", ["plane", "box"])
-@pytest.mark.parametrize("depth, frames_down", [(0.1, 7), (0.2, 25)])
+@pytest.mark.parametrize("depth, frames_down", [(0.1, 7), (0.2, 5), (0.2, 25)])
 def test_a_monkey_pressed_into_a_wide_floor_stays_on_it_and_bounded(floor, depth, frames_down):
     """A subdivided monkey (its normals point all round, so a 20 m floor's centre gives no
-    press axis) keyed 10 cm into a floor in 7 frames, or 20 cm in 25, held, lifted; the floor
+    press axis) keyed 10 cm into a floor in 7 frames, or 20 cm in 5 or 25, held, lifted; the floor
     a plane or a 20 m box 60 cm thick: nothing through the floor, no vertex moved further than
     2.5 times the press (measured 2.03 on the plane: 20.3 cm). Vertices were thrown 8.6 m
     along the plane before the plane was aimed by its own faces, and 10 to 14 m through the
