@@ -218,16 +218,15 @@ class Contacts:
         if any(name not in self.axes for name in colliders.names):  # not aimed yet: from these
             self.aim(colliders, points, normals)
 
+        def tilted(k: int, inward: np.ndarray, rows=slice(None)) -> np.ndarray:  # collider k's pushes at rows
+            grip = friction if colliders.kind(k) == COLLIDER else 0.0  # structure holds, it does not drag
+            return push_direction(inward, motions[k, rows], grip, None if offsets is None else offsets[rows])
+
         def directions_for(sides: np.ndarray) -> np.ndarray:  # (k, m, 3)
             return np.stack(
                 [
-                    push_direction(
-                        press_inward(-normals * side, self.axes[name], side),
-                        motion,
-                        friction if colliders.kind(k) == COLLIDER else 0.0,  # structure holds, it does not drag
-                        offsets,
-                    )
-                    for k, (name, side, motion) in enumerate(zip(colliders.names, sides, motions, strict=True))
+                    tilted(k, press_inward(-normals * side, self.axes[name], side))
+                    for k, (name, side) in enumerate(zip(colliders.names, sides, strict=True))
                 ]
             )
 
@@ -255,8 +254,8 @@ class Contacts:
             directions = directions_for(sides)
             ahead, behind, _ = _cast_both(cast, points, directions, *rules)
             length, touch = _lengths(ahead[0], behind[0], sizes, standoff, was_held)
-        length, directions = self._straighter(
-            cast, colliders, sides, points, normals, motions, friction, offsets, length, directions, standoff, ahead
+        length, directions, touch = self._straighter(
+            cast, colliders, sides, points, normals, tilted, standoff, ahead, (length, directions, touch)
         )
         undecided = sides == 0  # no vertex within its reach yet (``_sides``): it pushes none
         length[undecided], touch[undecided] = 0.0, False
@@ -328,7 +327,11 @@ class Contacts:
             faces = weight @ normals
             size = float(np.linalg.norm(faces))
             if size > AXIS_AGREEMENT * float(weight.sum()):
-                axis = -faces / size * sides[k]  # along the surface's normals
+                # Kept to 1e-3: where a ray meets an edge or a corner (a ball right above a
+                # sphere's pole), which face Blender reports can change when the same scene is
+                # built again, and the same scene must give the same bits.
+                axis = np.round(-faces / size * sides[k], 3)  # along the surface's normals
+                axis /= np.linalg.norm(axis)
                 # A kept axis follows the faces its rays leave through (a floor that tilts), by
                 # less than KEPT_TURN a query: a jump is a vertex leaving through a far face (the
                 # side of a floor box, metres away), not a turn. Cast again only where it turned
@@ -341,18 +344,19 @@ class Contacts:
                 aimed = True
         return aimed
 
-    def _straighter(
-        self, cast, colliders, sides, points, normals, motions, friction, offsets, length, directions, standoff, ahead
-    ):
-        """Pushes (lengths (k, m), directions (k, m, 3)) with each vertex inside a collider that
-        faces away from its press axis, and so is pushed toward its own normal
-        (``press_inward``), pushed along the axis instead where that way out is shorter. A
-        vertex facing away is on the far side of a thin part, or in a fold of a curved
-        surface pressed into a wide collider: under a monkey's chin pressed 10 cm into a 20 m
-        floor box, a vertex whose normal lay along the floor went out through the box's far
-        side, 13 m away. The shorter way is the one it came in by. Behind a plane, a vertex
-        facing away may find no way out along its own normal at all (away from the plane):
-        along the axis it does."""
+    def _straighter(self, cast, colliders, sides, points, normals, tilted, standoff, ahead, found):
+        """The pushes ``found`` (lengths (k, m), directions (k, m, 3), touching (k, m)) with
+        each vertex inside a collider that faces away from its press axis, and so is pushed
+        toward its own normal (``press_inward``), pushed along the axis instead where that way
+        out is shorter (``tilted(k, inward, rows)``: collider k's push directions). A vertex
+        facing away is on the far side of a thin part, or in a fold of a curved surface
+        pressed into a wide collider: under a monkey's chin pressed 10 cm into a 20 m floor
+        box, a vertex whose normal lay along the floor went out through the box's far side,
+        13 m away. The shorter way is the one it came in by. Behind a plane, a vertex facing
+        away may find no way out along its own normal at all (away from the plane): along the
+        axis it does. One left on the face by the last push is 0 from it along the axis: it
+        touches (it was thrown 4 m along a floor box when that was not a way out)."""
+        length, directions, touch = found
         away = np.zeros(length.shape, dtype=bool)
         axes = {}
         for k, name in enumerate(colliders.names):
@@ -365,24 +369,24 @@ class Contacts:
             maybe_inside = (length[k] > 0) | (_is_open(colliders, k) & np.isnan(ahead[0][k]))
             away[k] = maybe_inside & ((normals @ axes[k]) * sides[k] > 0)  # the inward normal against it
         if not away.any():
-            return length, directions
+            return length, directions, touch
         asked = away.any(axis=0).nonzero()[0]
         straight = directions[:, asked].copy()
         for k, inward in axes.items():
-            grip = friction if colliders.kind(k) == COLLIDER else 0.0
-            held = None if offsets is None else offsets[asked]
-            along = np.broadcast_to(inward, (asked.size, 3))
-            straight[k] = push_direction(along, motions[k, asked], grip, held)
+            straight[k] = tilted(k, np.broadcast_to(inward, (asked.size, 3)), asked)
         signed = cast(points[asked], straight)[0]
-        found = length[:, asked]
-        shorter = away[:, asked] & (signed > 0) & ((found == 0) | (signed + standoff < found))
+        was = length[:, asked]
+        shorter = away[:, asked] & (signed >= 0) & ((was == 0) | (signed + standoff < was))
         if not shorter.any():
-            return length, directions
+            return length, directions, touch
         ks, rows = shorter.nonzero()
-        length, directions = length.copy(), directions.copy()
-        length[ks, asked[rows]] = signed[ks, rows] + standoff
+        length, directions, touch = length.copy(), directions.copy(), touch.copy()
+        out = signed[ks, rows] + standoff
+        on_face = out <= TOUCH_TOLERANCE * colliders.scales()[ks]  # as ``_lengths``'s rounding
+        length[ks, asked[rows]] = np.where(on_face, 0.0, out)
+        touch[ks, asked[rows]] |= on_face
         directions[ks, asked[rows]] = straight[ks, rows]
-        return length, directions
+        return length, directions, touch
 
     def _oriented(self, colliders: Colliders) -> Cast:
         """The colliders' cast, with the faces of the open colliders the mesh came to from
