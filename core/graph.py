@@ -22,21 +22,24 @@ def polygon_neighbours(vertex_count: int, corners: np.ndarray, sizes: np.ndarray
     """
     corners = np.asarray(corners, dtype=np.int64)
     sizes = np.asarray(sizes, dtype=np.int64)
-    pairs = [np.zeros((0, 2), dtype=np.int64)]
+    ends: list[tuple[np.ndarray, np.ndarray]] = []
     starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
     for size in np.unique(sizes):
         if size < 2:
             continue
-        # Polygons of one size as rows of a (count, size) table: all pairs in a few slices.
-        rows = corners[starts[sizes == size][:, None] + np.arange(size)]
+        # Polygons of one size as columns of a (size, count) table: all pairs in a few slices.
+        columns = corners[starts[sizes == size] + np.arange(size)[:, None]]
         if size <= 4:  # triangles and quads: every pair (a quad's diagonals, as on a grid)
             links = [(i, j) for i in range(size) for j in range(i + 1, size)]
         else:  # n-gons: their sides only, or a 32-gon cap would be one 32-vertex clique
             links = [(i, (i + 1) % size) for i in range(size)]
-        pairs.extend(rows[:, list(link)] for link in links)
+        ends.extend((columns[i], columns[j]) for i, j in links)
     if edges is not None and len(edges):
-        pairs.append(np.asarray(edges, dtype=np.int64).reshape(-1, 2))
-    return symmetric_graph(vertex_count, np.concatenate(pairs))
+        extra = np.asarray(edges, dtype=np.int64).reshape(-1, 2)
+        ends.append((extra[:, 0], extra[:, 1]))
+    if not ends:
+        return symmetric_graph(vertex_count, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))
+    return symmetric_graph(vertex_count, np.concatenate([a for a, _ in ends]), np.concatenate([b for _, b in ends]))
 
 
 def ranges(first: np.ndarray, count: np.ndarray) -> np.ndarray:
@@ -45,16 +48,25 @@ def ranges(first: np.ndarray, count: np.ndarray) -> np.ndarray:
     return np.repeat(first - (ends - count), count) + np.arange(ends[-1] if ends.size else 0)
 
 
-def symmetric_graph(vertex_count: int, pairs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Both directions of every pair, without self loops or repeats, sorted by head."""
-    pairs = pairs[pairs[:, 0] != pairs[:, 1]]
-    # Each edge once first (a coarse graph's pairs repeat some ten times over), then both
-    # directions: two sorts, of half the pairs and of the edges, instead of one of twice all.
-    low, high = np.minimum(pairs[:, 0], pairs[:, 1]), np.maximum(pairs[:, 0], pairs[:, 1])
-    low, high = np.divmod(np.unique(low * vertex_count + high), vertex_count)
-    keys = np.concatenate([low * vertex_count + high, high * vertex_count + low])
+def symmetric_graph(vertex_count: int, first: np.ndarray, second: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """Both directions of every pair ``first[i]``, ``second[i]``, without self loops or
+    repeats, sorted by head, then tail."""
+    # Each edge once (a coarse graph's pairs repeat some ten times over), packed as one
+    # integer (low, high) so a plain sort orders them; then the other direction, sorted
+    # alone and merged (the stable sort of two sorted runs is a merge).
+    bits = max(int(vertex_count - 1).bit_length(), 1)
+    keys = np.minimum(first, second).astype(np.int64) << bits
+    keys |= np.maximum(first, second)
     keys.sort()
-    return np.divmod(keys, vertex_count)
+    low, high = keys >> bits, keys & ((1 << bits) - 1)
+    keep = low != high  # no self loops...
+    keep[1:] &= keys[1:] != keys[:-1]  # ...and each edge once
+    low, high = low[keep], high[keep]
+    backward = (high << bits) | low
+    backward.sort()
+    both = np.concatenate([(low << bits) | high, backward])
+    both.sort(kind="stable")
+    return both >> bits, both & ((1 << bits) - 1)
 
 
 def independent_set(vertex_count: int, heads: np.ndarray, tails: np.ndarray) -> np.ndarray:
@@ -99,13 +111,54 @@ def group_argmax(groups: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np
         return groups[:0], np.zeros(0, dtype=np.int64)
     order = None
     if np.any(groups[1:] < groups[:-1]):  # callers mostly pass groups already sorted
-        order = np.argsort(groups, kind="stable")
-        groups, values = groups[order], values[order]
+        groups, order = sort_with_order(groups)
+        values = values[order]
     starts = np.flatnonzero(np.append(True, groups[1:] != groups[:-1]))
-    best = np.maximum.reduceat(values, starts)
-    hits = np.flatnonzero(values == np.repeat(best, np.diff(np.append(starts, values.size))))
-    first = hits[np.searchsorted(hits, starts)]  # first hit at or after each group's start
+    first = first_largest(values, starts)
     return groups[starts], first if order is None else order[first]
+
+
+def first_largest(values: np.ndarray, starts: np.ndarray, counts: np.ndarray | None = None) -> np.ndarray:
+    """The position of the largest value (the first among equals) in each run of ``values``
+    starting at ``starts`` (ascending, the first 0, none empty); ``counts``, when known,
+    the length of each run."""
+    if counts is None:
+        counts = np.diff(np.append(starts, values.size))
+    best = np.maximum.reduceat(values, starts)
+    hits = np.flatnonzero(values == np.repeat(best, counts))
+    return hits[np.searchsorted(hits, starts)]  # first hit at or after each run's start
+
+
+def first_smallest(values: np.ndarray, starts: np.ndarray, counts: np.ndarray | None = None) -> np.ndarray:
+    """``first_largest`` of ``-values``, without negating them."""
+    if counts is None:
+        counts = np.diff(np.append(starts, values.size))
+    best = np.minimum.reduceat(values, starts)
+    hits = np.flatnonzero(values == np.repeat(best, counts))
+    return hits[np.searchsorted(hits, starts)]
+
+
+def sort_with_order(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+    """``keys`` sorted, and ``np.argsort(keys, kind="stable")``, for integer keys.
+
+    Non-negative keys and their positions packed into one int64 sort directly (numpy sorts
+    plain integers with SIMD, several times faster than a stable indirect sort); other keys
+    take the indirect sort."""
+    keys = np.asarray(keys)
+    count = keys.size
+    bits = max(int(count - 1).bit_length(), 1)
+    if count == 0 or keys.min() < 0 or int(keys.max()) >= 1 << (62 - bits):
+        order = np.argsort(keys, kind="stable")
+        return keys[order], order
+    packed = keys.astype(np.int64) << bits
+    packed |= np.arange(count)
+    packed.sort()
+    return (packed >> bits).astype(keys.dtype, copy=False), packed & ((1 << bits) - 1)
+
+
+def stable_argsort(keys: np.ndarray) -> np.ndarray:
+    """``np.argsort(keys, kind="stable")`` of integer keys (see ``sort_with_order``)."""
+    return sort_with_order(keys)[1]
 
 
 def components(vertex_count: int, heads: np.ndarray, tails: np.ndarray) -> np.ndarray:

@@ -20,11 +20,15 @@ from .constants import DTYPE, SETTLED_STEP, TINY
 from .frames import TangentFrames
 from .graph import (
     components,
+    first_largest,
+    first_smallest,
     group_argmax,
     independent_set,
     polygon_neighbours,
     ranges,
     settled,
+    sort_with_order,
+    stable_argsort,
     symmetric_graph,
 )
 from .grid import Prolongation, Restriction
@@ -369,10 +373,10 @@ def _coarsen(rest: np.ndarray, keep: np.ndarray, heads: np.ndarray, tails: np.nd
     parents = coarse_index[parents]
     # Children of each coarse vertex: every (fine, parent) entry with a weight, by parent.
     slot, child = np.nonzero(weights > 0)
-    group = parents[slot, child]
-    order = np.argsort(group, kind="stable")
-    group, child, entry_weight = group[order], child[order], weights[slot, child][order]
-    by_child = np.argsort(child, kind="stable")
+    group, order = sort_with_order(parents[slot, child])
+    slot, child = slot[order], child[order]
+    entry_weight = weights[slot, child]
+    by_child = stable_argsort(child)
     transfer = _Transfer(
         parents=parents,
         weights=weights,
@@ -393,23 +397,30 @@ def _coarse_graph(keep: np.ndarray, coarse_index: np.ndarray, heads: np.ndarray,
     Direct adjacency, not the wider interpolation, keeps the coarse graph as sparse as the
     fine one, so each coarsening still keeps about a fifth of the vertices."""
     count = keep.size
-    # Adjacent kept vertices of each vertex: itself if kept, else its kept neighbours.
+    # Adjacent kept vertices of each vertex, grouped by vertex: itself if kept, else its
+    # kept neighbours (the fine graph is sorted by head, so they come grouped already).
     link = ~keep[heads] & keep[tails]
-    owner = np.concatenate([keep.nonzero()[0], heads[link]])
-    parent = np.concatenate([keep.nonzero()[0], tails[link]])
-    order = np.argsort(owner, kind="stable")
-    owner, parent = owner[order], parent[order]
-    start = np.searchsorted(owner, np.arange(count))
+    owner = heads[link]
     size = np.bincount(owner, minlength=count)
-    forward = heads < tails
-    a = np.concatenate([heads[forward], np.arange(count)])
-    b = np.concatenate([tails[forward], np.arange(count)])
-    per_edge = size[a] * size[b]
-    edge = np.repeat(np.arange(a.size), per_edge)
-    k = np.arange(edge.size) - np.repeat(np.cumsum(per_edge) - per_edge, per_edge)
-    left = parent[start[a[edge]] + k // size[b[edge]]]
-    right = parent[start[b[edge]] + k % size[b[edge]]]
-    return symmetric_graph(int(keep.sum()), np.stack([coarse_index[left], coarse_index[right]], axis=1))
+    size[keep] = 1
+    start = np.cumsum(size) - size
+    kept_before = np.cumsum(keep) - keep
+    parent = np.empty(int(size.sum()), dtype=np.int64)
+    parent[start[keep]] = coarse_index[keep]
+    parent[np.arange(owner.size) + kept_before[owner]] = coarse_index[tails[link]]
+    # A removed vertex's own pairs, and a fine edge's. An edge from a kept vertex to a removed
+    # one adds nothing: the kept vertex is one of the removed one's own.
+    removed = (~keep).nonzero()[0]
+    forward = (heads < tails) & (keep[heads] == keep[tails])
+    a = np.concatenate([heads[forward], removed])
+    b = np.concatenate([tails[forward], removed])
+    # Every pair of a's and b's adjacent kept vertices, in two expansions.
+    number = size[a]
+    left = parent[ranges(start[a], number)]
+    b = np.repeat(b, number)
+    number = size[b]
+    right = parent[ranges(start[b], number)]
+    return symmetric_graph(int(keep.sum()), np.repeat(left, number), right)
 
 
 def _barycentric_weights(rest: np.ndarray, keep: np.ndarray, heads: np.ndarray, tails: np.ndarray, coarse_graph):
@@ -454,6 +465,9 @@ def _place(points, owner, near, shapes, kept_fine, parents, weights) -> np.ndarr
     if owner.size == 0:
         return owner
     fan, fan_start = _incidence(shapes, kept_fine.size)
+    # Each vertex's shapes' corners (fine indices), one column per (vertex, shape): a chunk
+    # reads its candidates' corners in one gather.
+    fan = np.ascontiguousarray(kept_fine[shapes[fan]].T)
     number = np.diff(fan_start)[near]
     total = int(number.sum())
     if total == 0:
@@ -468,10 +482,8 @@ def _place(points, owner, near, shapes, kept_fine, parents, weights) -> np.ndarr
             owner[first:last],
             near[first:last],
             number[first:last],
-            shapes,
             fan,
             fan_start,
-            kept_fine,
             parents,
             weights,
         )
@@ -484,11 +496,13 @@ def _place(points, owner, near, shapes, kept_fine, parents, weights) -> np.ndarr
 PLACE_CHUNK = 16384
 
 
-def _place_chunk(points, owner, near, number, shapes, fan, fan_start, kept_fine, parents, weights) -> np.ndarray:
-    """``_place`` for a run of owners, ``number`` candidate shapes each."""
+def _place_chunk(points, owner, near, number, fan, fan_start, parents, weights) -> np.ndarray:
+    """``_place`` for a run of owners, ``number`` candidate shapes each; ``fan`` holds the
+    corners of every vertex's shapes, (corners, entries)."""
     fine = np.repeat(owner, number)
-    corners = kept_fine[shapes[fan[ranges(fan_start[near], number)]]].T
-    coordinates = _barycentric(points.take(fine, axis=1), *(points.take(c, axis=1) for c in corners))
+    corners = fan.take(ranges(fan_start[near], number), axis=1)
+    point = np.repeat(points.take(owner, axis=1), number, axis=1)
+    coordinates = _barycentric(point, *(points.take(c, axis=1) for c in corners))
     coordinates = settled(coordinates, 1.0)  # a vertex on a coarse edge: exactly 0 from the far corner
     ids, best = group_argmax(fine, np.min(coordinates, axis=0))
     ok = np.isfinite(coordinates[0, best])  # not a degenerate shape
@@ -527,8 +541,8 @@ def _incidence(shapes: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
     """The shapes (rows of vertex indices) at each vertex: shape ids grouped by vertex, and
     where each vertex's group starts (count + 1)."""
     corner = shapes.ravel()
-    order = np.argsort(corner, kind="stable")
-    return order // shapes.shape[1], np.searchsorted(corner[order], np.arange(count + 1))
+    corner, order = sort_with_order(corner)
+    return order // shapes.shape[1], np.searchsorted(corner, np.arange(count + 1))
 
 
 def _barycentric(point: np.ndarray, *corners: np.ndarray) -> np.ndarray:
@@ -566,23 +580,31 @@ def _stencil(
     Where the neighbourhood is (nearly) collinear, or one point, every end is the vertex:
     zero tangents, so object axes for good. Returns the stencil and that flat mask.
     """
+    whole = of is None
     of = np.arange(points.shape[0]) if of is None else of
     count = of.size
-    first = np.searchsorted(heads, of)
-    number = np.searchsorted(heads, of, side="right") - first
     if count == 0:
         return _Stencil(of, of, of, of), np.zeros(0, dtype=bool)
+    if whole:
+        number = np.bincount(heads, minlength=count)
+        first = np.cumsum(number) - number
+    else:
+        first = np.searchsorted(heads, of)
+        number = np.searchsorted(heads, of, side="right") - first
     # Each vertex's neighbourhood as consecutive entries: the vertex, then its neighbours.
     size = number + 1
     group = np.repeat(np.arange(count), size)
     ends_of = np.empty(group.size, dtype=np.int64)
     start = np.cumsum(size) - size
     ends_of[start] = of
-    ends_of[ranges(start + 1, number)] = tails[ranges(first, number)]
+    if whole:  # every vertex's neighbours, in the graph's order: each moves up one per vertex before it
+        ends_of[np.arange(heads.size) + heads + 1] = tails
+    else:
+        ends_of[ranges(start + 1, number)] = tails[ranges(first, number)]
     # Component rows (3, m): every gather and product below reads contiguous memory.
     spread = np.ascontiguousarray(points.T).take(ends_of, axis=1)
     centre = np.stack([np.bincount(group, spread[c], minlength=count) for c in range(3)]) / size
-    spread -= centre.take(group, axis=1)
+    spread -= np.repeat(centre, size, axis=1)
     covariance = np.empty((count, 3, 3))
     for i in range(3):
         for k in range(i, 3):
@@ -590,12 +612,11 @@ def _stencil(
     axes = np.linalg.eigh(covariance)[1]  # columns by increasing variance
     ends = []
     for axis in (axes[:, :, 2], axes[:, :, 1]):
-        along = dot(spread, np.ascontiguousarray(axis.T).take(group, axis=1))
-        for sign in (1.0, -1.0):
-            end = of.copy()
-            ids, best = group_argmax(group, settled(sign * along, np.abs(along).max(initial=0.0)))
-            end[ids] = ends_of[best]
-            ends.append(end)
+        along = dot(spread, np.repeat(np.ascontiguousarray(axis.T), size, axis=1))
+        # The furthest either way (rounding is odd: settled(-x) is -settled(x)).
+        along = settled(along, np.abs(along).max(initial=0.0))
+        ends.append(ends_of[first_largest(along, start, size)])
+        ends.append(ends_of[first_smallest(along, start, size)])
     stencil = _Stencil(u1=ends[0], u0=ends[1], v1=ends[2], v0=ends[3])
     du, dv = _tangents(stencil, points.T)
     du_length, dv_length = np.linalg.norm(du, axis=0), np.linalg.norm(dv, axis=0)
