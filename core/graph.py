@@ -53,20 +53,30 @@ def symmetric_graph(vertex_count: int, first: np.ndarray, second: np.ndarray) ->
     repeats, sorted by head, then tail."""
     # Each edge once (a coarse graph's pairs repeat some ten times over), packed as one
     # integer (low, high) so a plain sort orders them; then the other direction, sorted
-    # alone and merged (the stable sort of two sorted runs is a merge).
+    # alone and merged (the stable sort of two sorted runs is a merge). In place where it
+    # can be: at a million vertices every temporary is tens of megabytes to fault in.
     bits = max(int(vertex_count - 1).bit_length(), 1)
-    keys = np.minimum(first, second).astype(np.int64) << bits
+    mask = (1 << bits) - 1
+    keys = np.minimum(first, second).astype(np.int64, copy=False)
+    keys <<= bits
     keys |= np.maximum(first, second)
     keys.sort()
-    low, high = keys >> bits, keys & ((1 << bits) - 1)
-    keep = low != high  # no self loops...
-    keep[1:] &= keys[1:] != keys[:-1]  # ...and each edge once
-    low, high = low[keep], high[keep]
-    backward = (high << bits) | low
-    backward.sort()
-    both = np.concatenate([(low << bits) | high, backward])
+    new = np.empty(keys.size, dtype=bool)
+    new[:1] = True
+    np.not_equal(keys[1:], keys[:-1], out=new[1:])
+    keys = keys[new]
+    low, high = keys >> bits, keys & mask
+    loop = low == high
+    if loop.any():
+        keys, low, high = keys[~loop], low[~loop], high[~loop]
+    high <<= bits
+    high |= low
+    high.sort()
+    both = np.concatenate([keys, high])
     both.sort(kind="stable")
-    return both >> bits, both & ((1 << bits) - 1)
+    heads = both >> bits
+    both &= mask
+    return heads, both
 
 
 def independent_set(vertex_count: int, heads: np.ndarray, tails: np.ndarray) -> np.ndarray:
@@ -91,15 +101,20 @@ def independent_set(vertex_count: int, heads: np.ndarray, tails: np.ndarray) -> 
     return chosen
 
 
-def settled(values: np.ndarray, scale, decimals: int = 9) -> np.ndarray:
+def settled(values: np.ndarray, scale, decimals: int = 9, in_place: bool = False) -> np.ndarray:
     """``values / scale`` rounded to ``decimals``, for choosing a largest: values equal but for
     rounding become equal, and the tie goes to the lower index, as it does for the mesh turned
     or moved (which rounds differently). A symmetric mesh is full of such ties (two kept
     neighbours as near, a vertex on the edge two coarse triangles share, two children pushed
     as far); broken by rounding, they would change the hierarchy, and so the response, when
-    the scene is turned."""
+    the scene is turned. ``in_place``: overwrite ``values`` (a float array), the same bits."""
     scale = float(scale)
-    return np.round(values / scale, decimals) if scale > 0 else values
+    if not scale > 0:
+        return values
+    if not in_place:
+        return np.round(values / scale, decimals)
+    values /= scale
+    return np.round(values, decimals, out=values)
 
 
 def group_argmax(groups: np.ndarray, values: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

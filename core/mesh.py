@@ -408,19 +408,24 @@ def _coarse_graph(keep: np.ndarray, coarse_index: np.ndarray, heads: np.ndarray,
     parent = np.empty(int(size.sum()), dtype=np.int64)
     parent[start[keep]] = coarse_index[keep]
     parent[np.arange(owner.size) + kept_before[owner]] = coarse_index[tails[link]]
-    # A removed vertex's own pairs, and a fine edge's. An edge from a kept vertex to a removed
-    # one adds nothing: the kept vertex is one of the removed one's own.
-    removed = (~keep).nonzero()[0]
+    # A fine edge's pairs: every pair of its ends' adjacent kept vertices, in two expansions.
+    # An edge from a kept vertex to a removed one adds nothing: the kept vertex is one of the
+    # removed one's own, whose pairs come next.
     forward = (heads < tails) & (keep[heads] == keep[tails])
-    a = np.concatenate([heads[forward], removed])
-    b = np.concatenate([tails[forward], removed])
-    # Every pair of a's and b's adjacent kept vertices, in two expansions.
+    a, b = heads[forward], tails[forward]
     number = size[a]
     left = parent[ranges(start[a], number)]
     b = np.repeat(b, number)
     number = size[b]
     right = parent[ranges(start[b], number)]
-    return symmetric_graph(int(keep.sum()), np.repeat(left, number), right)
+    left = np.repeat(left, number)
+    # A removed vertex's own pairs: each of its adjacent kept vertices with each after it.
+    removed = (~keep).nonzero()[0]
+    entry = ranges(start[removed], size[removed])
+    after = np.repeat(start[removed] + size[removed] - 1, size[removed]) - entry
+    own_left = np.repeat(parent[entry], after)
+    own_right = parent[ranges(entry + 1, after)]
+    return symmetric_graph(int(keep.sum()), np.concatenate([left, own_left]), np.concatenate([right, own_right]))
 
 
 def _barycentric_weights(rest: np.ndarray, keep: np.ndarray, heads: np.ndarray, tails: np.ndarray, coarse_graph):
@@ -465,9 +470,11 @@ def _place(points, owner, near, shapes, kept_fine, parents, weights) -> np.ndarr
     if owner.size == 0:
         return owner
     fan, fan_start = _incidence(shapes, kept_fine.size)
-    # Each vertex's shapes' corners (fine indices), one column per (vertex, shape): a chunk
-    # reads its candidates' corners in one gather.
-    fan = np.ascontiguousarray(kept_fine[shapes[fan]].T)
+    # Each kept vertex's shapes' corners, one column per (vertex, shape): a chunk reads its
+    # candidates' corners in one gather, and their positions from the kept vertices' alone
+    # (a quarter of the level's, more of them in the cache).
+    fan = np.ascontiguousarray(shapes[fan].T)
+    kept_points = points.take(kept_fine, axis=1)
     number = np.diff(fan_start)[near]
     total = int(number.sum())
     if total == 0:
@@ -484,6 +491,8 @@ def _place(points, owner, near, shapes, kept_fine, parents, weights) -> np.ndarr
             number[first:last],
             fan,
             fan_start,
+            kept_points,
+            kept_fine,
             parents,
             weights,
         )
@@ -496,22 +505,23 @@ def _place(points, owner, near, shapes, kept_fine, parents, weights) -> np.ndarr
 PLACE_CHUNK = 16384
 
 
-def _place_chunk(points, owner, near, number, fan, fan_start, parents, weights) -> np.ndarray:
+def _place_chunk(points, owner, near, number, fan, fan_start, kept_points, kept_fine, parents, weights) -> np.ndarray:
     """``_place`` for a run of owners, ``number`` candidate shapes each; ``fan`` holds the
-    corners of every vertex's shapes, (corners, entries)."""
+    corners (coarse indices) of every kept vertex's shapes, (corners, entries)."""
     fine = np.repeat(owner, number)
     corners = fan.take(ranges(fan_start[near], number), axis=1)
     point = np.repeat(points.take(owner, axis=1), number, axis=1)
-    coordinates = _barycentric(point, *(points.take(c, axis=1) for c in corners))
-    coordinates = settled(coordinates, 1.0)  # a vertex on a coarse edge: exactly 0 from the far corner
+    coordinates = _barycentric(point, *(kept_points.take(c, axis=1) for c in corners))
+    coordinates = settled(coordinates, 1.0, in_place=True)  # a vertex on a coarse edge: exactly 0 from the far corner
     ids, best = group_argmax(fine, np.min(coordinates, axis=0))
     ok = np.isfinite(coordinates[0, best])  # not a degenerate shape
     ids, best = ids[ok], best[ok]
     chosen = np.clip(coordinates[:, best], 0.0, None)
     chosen /= chosen.sum(axis=0)
-    parents[:, ids] = corners[0, best]  # unused slots repeat a parent, with weight 0
+    corners = kept_fine[corners[:, best]]
+    parents[:, ids] = corners[0]  # unused slots repeat a parent, with weight 0
     weights[:, ids] = 0.0
-    parents[: len(corners), ids] = corners[:, best]
+    parents[: len(corners), ids] = corners
     weights[: len(corners), ids] = chosen
     return ids
 
@@ -525,15 +535,19 @@ def _coarse_edges(heads: np.ndarray, tails: np.ndarray) -> np.ndarray:
 def _triangles(count: int, heads: np.ndarray, tails: np.ndarray) -> np.ndarray:
     """The 3-cliques a < b < c of a symmetric graph (sorted by head, then tail), (t, 3)."""
     start = np.searchsorted(heads, np.arange(count + 1))
-    a, b = _coarse_edges(heads, tails).T
-    number = np.diff(start)[b]
+    forward = heads < tails
+    a, b = heads[forward], tails[forward]
+    # Each vertex's later neighbours are the end of its group (tails are sorted).
+    number = np.bincount(a, minlength=count)[b]
     edge = np.repeat(np.arange(a.size), number)
-    c = tails[ranges(start[b], number)]
-    later = c > b[edge]
-    edge, c = edge[later], c[later]
-    keys = heads * count + tails  # sorted
-    wanted = a[edge] * count + c
-    found = keys[np.minimum(np.searchsorted(keys, wanted), keys.size - 1)] == wanted
+    c = tails[ranges(start[b + 1] - number, number)]
+    bits = max(int(count - 1).bit_length(), 1)
+    keys = (heads << bits) | tails  # sorted
+    # Sorted, the wanted edges are found in one sweep of the keys, not a random search each.
+    wanted, order = sort_with_order((a[edge] << bits) | c)
+    hit = keys[np.minimum(np.searchsorted(keys, wanted), keys.size - 1)] == wanted
+    found = np.empty_like(hit)
+    found[order] = hit
     return np.stack([a[edge[found]], b[edge[found]], c[found]], axis=1)
 
 
@@ -601,20 +615,30 @@ def _stencil(
         ends_of[np.arange(heads.size) + heads + 1] = tails
     else:
         ends_of[ranges(start + 1, number)] = tails[ranges(first, number)]
-    # Component rows (3, m): every gather and product below reads contiguous memory.
+    # Component rows (3, m): every gather and product below reads contiguous memory; one
+    # scratch row takes every per-entry temporary (at a million vertices each is 60 MB).
     spread = np.ascontiguousarray(points.T).take(ends_of, axis=1)
+    scratch = np.empty(group.size)
     centre = np.stack([np.bincount(group, spread[c], minlength=count) for c in range(3)]) / size
-    spread -= np.repeat(centre, size, axis=1)
+    for c in range(3):
+        np.take(centre[c], group, out=scratch, mode="clip")
+        spread[c] -= scratch
     covariance = np.empty((count, 3, 3))
     for i in range(3):
         for k in range(i, 3):
-            covariance[:, i, k] = covariance[:, k, i] = np.bincount(group, spread[i] * spread[k], count)
+            np.multiply(spread[i], spread[k], out=scratch)
+            covariance[:, i, k] = covariance[:, k, i] = np.bincount(group, scratch, count)
     axes = np.linalg.eigh(covariance)[1]  # columns by increasing variance
     ends = []
     for axis in (axes[:, :, 2], axes[:, :, 1]):
-        along = dot(spread, np.repeat(np.ascontiguousarray(axis.T), size, axis=1))
+        along = np.take(axis[:, 0], group, mode="clip")  # the dot of spread and the axis
+        along *= spread[0]
+        for c in (1, 2):
+            np.take(axis[:, c], group, out=scratch, mode="clip")
+            scratch *= spread[c]
+            along += scratch
         # The furthest either way (rounding is odd: settled(-x) is -settled(x)).
-        along = settled(along, np.abs(along).max(initial=0.0))
+        along = settled(along, np.abs(along).max(initial=0.0), in_place=True)
         ends.append(ends_of[first_largest(along, start, size)])
         ends.append(ends_of[first_smallest(along, start, size)])
     stencil = _Stencil(u1=ends[0], u0=ends[1], v1=ends[2], v0=ends[3])
