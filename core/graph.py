@@ -91,9 +91,14 @@ def independent_set(vertex_count: int, heads: np.ndarray, tails: np.ndarray) -> 
     chosen = np.zeros(vertex_count, dtype=bool)
     open_ = np.ones(vertex_count, dtype=bool)
     while open_.any():
+        # An edge with a closed end is done with for good: each round keeps the rest, still
+        # in runs of equal heads, and takes each run's largest priority in one reduction.
         live = open_[heads] & open_[tails]
+        heads, tails = heads[live], tails[live]
         best_neighbour = np.full(vertex_count, -1, dtype=np.int64)
-        np.maximum.at(best_neighbour, heads[live], priority[tails[live]])
+        if heads.size:
+            starts = np.flatnonzero(np.append(True, heads[1:] != heads[:-1]))
+            np.maximum.at(best_neighbour, heads[starts], np.maximum.reduceat(priority[tails], starts))
         pick = open_ & (priority > best_neighbour)
         chosen |= pick
         open_ &= ~pick
@@ -183,9 +188,14 @@ def components(vertex_count: int, heads: np.ndarray, tails: np.ndarray) -> np.nd
     label across its edges, then jumps labels to their roots; a few rounds suffice.
     """
     label = np.arange(vertex_count)
+    if heads.size == 0:
+        return label
+    # The first round's labels are the vertices: each hooks onto its smallest neighbour, one
+    # reduction over each run of equal heads (a vertex each, heads being sorted).
+    starts = np.flatnonzero(np.append(True, heads[1:] != heads[:-1]))
+    lower = label.copy()
+    np.minimum.at(lower, heads[starts], np.minimum.reduceat(tails, starts))
     while True:
-        lower = label.copy()
-        np.minimum.at(lower, label[heads], label[tails])
         while True:  # pointer jumping: follow labels to their roots
             jumped = lower[lower]
             if np.array_equal(jumped, lower):
@@ -194,3 +204,10 @@ def components(vertex_count: int, heads: np.ndarray, tails: np.ndarray) -> np.nd
         if np.array_equal(lower, label):
             return label
         label = lower
+        # Every label is a root now, so an edge whose ends share one shares it from then on:
+        # each round reads only the edges still across two labels.
+        head_label, tail_label = label[heads], label[tails]
+        across = head_label != tail_label
+        heads, tails = heads[across], tails[across]
+        lower = label.copy()
+        np.minimum.at(lower, head_label[across], tail_label[across])
