@@ -452,9 +452,11 @@ def _barycentric_weights(rest: np.ndarray, keep: np.ndarray, heads: np.ndarray, 
     parents[:, ids] = kept_fine[near[best]]  # nearest kept neighbour, the last resort
     weights[0, ids] = 1.0
     points = np.ascontiguousarray(rest.T)
-    # Triangles at the nearest kept neighbour; where there are none, edges at any.
-    nearest = near[best]
-    placed = _place(points, ids, nearest, _triangles(kept_fine.size, *coarse_graph), kept_fine, parents, weights)
+    # Triangles at the nearest kept neighbour; where there are none, edges at any. The vertices
+    # go by their nearest kept neighbour, so those that share one read its triangles once.
+    nearest, by_nearest = sort_with_order(near[best])
+    triangles = _triangles(kept_fine.size, *coarse_graph)
+    placed = _place(points, ids[by_nearest], nearest, triangles, kept_fine, parents, weights)
     unplaced = ~np.isin(owner, placed)
     _place(points, owner[unplaced], near[unplaced], _coarse_edges(*coarse_graph), kept_fine, parents, weights)
     return parents, weights
@@ -463,7 +465,8 @@ def _barycentric_weights(rest: np.ndarray, keep: np.ndarray, heads: np.ndarray, 
 def _place(points, owner, near, shapes, kept_fine, parents, weights) -> np.ndarray:
     """Each ``owner`` (fine) takes the shape at ``near`` (coarse) it lies deepest inside,
     its barycentric coordinates clipped at 0, into ``parents`` and ``weights``. Returns the
-    owners placed (those with a non-degenerate shape at hand).
+    owners placed (those with a non-degenerate shape at hand). An owner's entries are
+    consecutive (it may have several).
 
     A vertex has some 15 to 20 candidate triangles: the owners go a chunk at a time, so the
     candidates' coordinates stay in the cache instead of filling gigabytes (1M vertices)."""
@@ -508,17 +511,25 @@ PLACE_CHUNK = 16384
 def _place_chunk(points, owner, near, number, fan, fan_start, kept_points, kept_fine, parents, weights) -> np.ndarray:
     """``_place`` for a run of owners, ``number`` candidate shapes each; ``fan`` holds the
     corners (coarse indices) of every kept vertex's shapes, (corners, entries)."""
-    fine = np.repeat(owner, number)
-    corners = fan.take(ranges(fan_start[near], number), axis=1)
+    # The shapes of each run of equal ``near``, read once: corners and their positions.
+    first = np.flatnonzero(np.append(True, near[1:] != near[:-1]))
+    run_size = number[first]
+    shared = fan.take(ranges(fan_start[near[first]], run_size), axis=1)
+    shared_points = [kept_points.take(c, axis=1) for c in shared]
+    # Every owner's candidates, in that short list.
+    run_start = np.cumsum(run_size) - run_size
+    candidates = ranges(np.repeat(run_start, np.diff(np.append(first, near.size))), number)
     point = np.repeat(points.take(owner, axis=1), number, axis=1)
-    coordinates = _barycentric(point, *(kept_points.take(c, axis=1) for c in corners))
+    coordinates = _barycentric(point, *(p.take(candidates, axis=1) for p in shared_points))
     coordinates = settled(coordinates, 1.0, in_place=True)  # a vertex on a coarse edge: exactly 0 from the far corner
-    ids, best = group_argmax(fine, np.min(coordinates, axis=0))
+    fine = np.repeat(owner, number)
+    starts = np.flatnonzero(np.append(True, fine[1:] != fine[:-1])) if fine.size else fine
+    ids, best = fine[starts], first_largest(np.min(coordinates, axis=0), starts)
     ok = np.isfinite(coordinates[0, best])  # not a degenerate shape
     ids, best = ids[ok], best[ok]
     chosen = np.clip(coordinates[:, best], 0.0, None)
     chosen /= chosen.sum(axis=0)
-    corners = kept_fine[corners[:, best]]
+    corners = kept_fine[shared.take(candidates[best], axis=1)]
     parents[:, ids] = corners[0]  # unused slots repeat a parent, with weight 0
     weights[:, ids] = 0.0
     parents[: len(corners), ids] = corners
