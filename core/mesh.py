@@ -12,6 +12,7 @@ neighbourhood on its prolongated parent surface, which turn exactly with any rig
 and with the coarse triangles the vertex lies on (as the grid's linear prolongation does).
 """
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -114,30 +115,41 @@ class MeshHierarchy:
         graphs = [(heads, tails)]
         transfers: list[_Transfer] = []
         island = components(count, heads, tails)
-        while True:
-            fine = members[-1]
-            h, t = graphs[-1]
-            keep = independent_set(fine.size, h, t)
-            # An island that would keep fewer than a handful is not coarsened: a coarser
-            # level with two points could not carry a rotation (two points are a line).
-            labels = np.unique(island[fine], return_inverse=True)[1]
-            keep |= np.bincount(labels, keep)[labels] < ISLAND_MINIMUM
-            kept = int(keep.sum())
-            if kept < SMALLEST_LEVEL or kept > STALLED * fine.size:
-                break
-            transfer, coarse_graph = _coarsen(rest[fine], keep, h, t)
-            transfers.append(transfer)
-            members.append(fine[keep])
-            graphs.append(coarse_graph)
-        members.reverse()
-        graphs.reverse()
-        transfers.reverse()
+        # The finest level's frames, the largest part of the build, need only its transfer:
+        # a second thread works them out while this one coarsens further (numpy lets go of
+        # the GIL in its passes over large arrays). The same arrays either way.
+        finest_frames = None
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            while True:
+                fine = members[-1]
+                h, t = graphs[-1]
+                keep = independent_set(fine.size, h, t)
+                # An island that would keep fewer than a handful is not coarsened: a coarser
+                # level with two points could not carry a rotation (two points are a line).
+                labels = np.unique(island[fine], return_inverse=True)[1]
+                keep |= np.bincount(labels, keep)[labels] < ISLAND_MINIMUM
+                kept = int(keep.sum())
+                if kept < SMALLEST_LEVEL or kept > STALLED * fine.size:
+                    break
+                transfer, coarse_graph = _coarsen(rest[fine], keep, h, t)
+                if finest_frames is None:
+                    finest_frames = pool.submit(_frame_stencil, transfer, rest[fine[keep]], (h, t), coarse_graph)
+                transfers.append(transfer)
+                members.append(fine[keep])
+                graphs.append(coarse_graph)
+            members.reverse()
+            graphs.reverse()
+            transfers.reverse()
+            stencils = [
+                _frame_stencil(transfers[j - 1], rest[members[j - 1]], graphs[j], graphs[j - 1])
+                for j in range(1, len(members) - 1)
+            ]
+            if finest_frames is not None:
+                stencils.append(finest_frames.result())
         self._members = members
         self._transfers = transfers  # _transfers[j - 1]: from level j-1 to level j
         self.sizes = [m.size for m in members]
-        self._stencils = [
-            self._frame_stencil(j, rest[members[j - 1]], graphs[j], graphs[j - 1]) for j in range(1, len(members))
-        ]
+        self._stencils = stencils
         self._put_in_local_order()
 
     def _put_in_local_order(self) -> None:
@@ -153,35 +165,6 @@ class MeshHierarchy:
         #: The mesh vertex at each place of the finest level: a solver reads its inputs
         #: through it and writes its output back through it.
         self.vertex_order: np.ndarray | None = self._members[-1]
-
-    def _frame_stencil(self, level: int, coarse_rest: np.ndarray, graph, coarse_graph) -> _FrameStencil:
-        """Where the frames of ``level`` come from: a stencil on its prolongated parent
-        surface at rest, and the coarse level's stencil at the heaviest parent where that
-        surface is flat around a vertex."""
-        parent_surface = self.prolong(level, coarse_rest.T, "linear").T
-        own, flat = _stencil(parent_surface, *graph)
-        fallback = flat.nonzero()[0]
-        transfer = self._transfers[level - 1]
-        heaviest = transfer.parents[np.argmax(settled(transfer.weights[:, fallback], 1.0), axis=0), fallback]
-        heads, tails = coarse_graph
-        coarse, coarse_flat = _stencil(coarse_rest, heads, tails, of=heaviest)
-        if coarse_flat.any():
-            # Flat on both levels (a coarse level of a thin tube is nearly a line): the thin
-            # neighbourhood's own tangents still make a frame that turns with the surface,
-            # where the object's axes would not turn at all.
-            thin = fallback[coarse_flat]
-            level_heads, level_tails = graph
-            last, still_flat = _stencil(parent_surface, level_heads, level_tails, of=thin, min_sine=LAST_RESORT_SINE)
-            use = ~still_flat
-            for name in ("u1", "u0", "v1", "v0"):
-                getattr(own, name)[thin[use]] = getattr(last, name)[use]
-            keep = np.ones(fallback.size, dtype=bool)
-            keep[coarse_flat.nonzero()[0][use]] = False
-            fallback, heaviest = fallback[keep], heaviest[keep]
-            coarse = _Stencil(*(getattr(coarse, name)[keep] for name in ("u1", "u0", "v1", "v0")))
-        slot = np.full(own.u1.size, -1)
-        slot[fallback] = np.arange(fallback.size)
-        return _FrameStencil(own, fallback, coarse, slot, *stencil_readers(own))
 
     @classmethod
     def from_triangles(cls, rest: np.ndarray, triangles: np.ndarray) -> "MeshHierarchy":
@@ -305,6 +288,35 @@ class MeshHierarchy:
         """Mesh vertex indices of the vertices of ``level``, in the level's order (a local
         one, not ascending: see ``locality``)."""
         return self._members[level]
+
+
+def _frame_stencil(transfer: _Transfer, coarse_rest: np.ndarray, graph, coarse_graph) -> _FrameStencil:
+    """Where the frames of a level come from (``transfer`` from the level below to it): a
+    stencil on its prolongated parent surface at rest, and the coarse level's stencil at the
+    heaviest parent where that surface is flat around a vertex."""
+    parent_surface = _interpolate(coarse_rest.T, transfer.parents, transfer.weights).T
+    own, flat = _stencil(parent_surface, *graph)
+    fallback = flat.nonzero()[0]
+    heaviest = transfer.parents[np.argmax(settled(transfer.weights[:, fallback], 1.0), axis=0), fallback]
+    heads, tails = coarse_graph
+    coarse, coarse_flat = _stencil(coarse_rest, heads, tails, of=heaviest)
+    if coarse_flat.any():
+        # Flat on both levels (a coarse level of a thin tube is nearly a line): the thin
+        # neighbourhood's own tangents still make a frame that turns with the surface,
+        # where the object's axes would not turn at all.
+        thin = fallback[coarse_flat]
+        level_heads, level_tails = graph
+        last, still_flat = _stencil(parent_surface, level_heads, level_tails, of=thin, min_sine=LAST_RESORT_SINE)
+        use = ~still_flat
+        for name in ("u1", "u0", "v1", "v0"):
+            getattr(own, name)[thin[use]] = getattr(last, name)[use]
+        keep = np.ones(fallback.size, dtype=bool)
+        keep[coarse_flat.nonzero()[0][use]] = False
+        fallback, heaviest = fallback[keep], heaviest[keep]
+        coarse = _Stencil(*(getattr(coarse, name)[keep] for name in ("u1", "u0", "v1", "v0")))
+    slot = np.full(own.u1.size, -1)
+    slot[fallback] = np.arange(fallback.size)
+    return _FrameStencil(own, fallback, coarse, slot, *stencil_readers(own))
 
 
 def _entries_of(transfer: _Transfer, children: np.ndarray) -> np.ndarray:
@@ -476,7 +488,7 @@ def _place(points, owner, near, shapes, kept_fine, parents, weights) -> np.ndarr
     # Each kept vertex's shapes' corners, one column per (vertex, shape): a chunk reads its
     # candidates' corners in one gather, and their positions from the kept vertices' alone
     # (a quarter of the level's, more of them in the cache).
-    fan = np.ascontiguousarray(shapes[fan].T)
+    fan = np.stack([corner.take(fan) for corner in np.ascontiguousarray(shapes.T)])
     kept_points = points.take(kept_fine, axis=1)
     number = np.diff(fan_start)[near]
     total = int(number.sum())
