@@ -40,8 +40,9 @@ def inverse(order: np.ndarray) -> np.ndarray:
 
 
 def relabel_transfer(transfer, coarse_rank: np.ndarray, fine_order: np.ndarray, fine_rank: np.ndarray):
-    """A transfer between two levels with both relabelled. A coarse vertex's children keep
-    their order, so a restriction breaks ties (and sums) as before."""
+    """A transfer between two levels with both relabelled, its entries grouped by coarse
+    vertex (they may come in any order of groups) and indexed. A coarse vertex's children
+    keep their order, so a restriction breaks ties (and sums) as before."""
     group, by_group = sort_with_order(coarse_rank[transfer.child_group])  # each group's entries stay in their order
     child = fine_rank[transfer.child_fine[by_group]]
     by_child = stable_argsort(child)

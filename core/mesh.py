@@ -29,7 +29,6 @@ from .graph import (
     ranges,
     settled,
     sort_with_order,
-    stable_argsort,
     symmetric_graph,
 )
 from .grid import Prolongation, Restriction
@@ -383,22 +382,22 @@ def _coarsen(rest: np.ndarray, keep: np.ndarray, heads: np.ndarray, tails: np.nd
     parents[:, keep] = keep.nonzero()[0]  # a kept vertex is its own parent, once
     weights[0, keep] = 1.0
     parents = coarse_index[parents]
-    # Children of each coarse vertex: every (fine, parent) entry with a weight, by parent.
+    # Children of each coarse vertex: every (fine, parent) entry with a weight, slot by slot.
+    # They are grouped by parent (each group keeping this order) and indexed once the levels
+    # are relabelled (``locality.relabel_transfer``, which every hierarchy goes through):
+    # until then the transfer's index arrays are empty.
     slot, child = np.nonzero(weights > 0)
-    group, order = sort_with_order(parents[slot, child])
-    slot, child = slot[order], child[order]
-    entry_weight = weights[slot, child]
-    by_child = stable_argsort(child)
+    unset = np.zeros(0, dtype=np.int64)
     transfer = _Transfer(
         parents=parents,
         weights=weights,
-        child_group=group,
+        child_group=parents[slot, child],
         child_fine=child,
-        child_weight=entry_weight,
+        child_weight=weights[slot, child],
         child_is_self=keep[child],
-        group_start=np.searchsorted(group, np.arange(coarse_count + 1)),
-        by_child=by_child,
-        child_start=np.searchsorted(child[by_child], np.arange(count + 1)),
+        group_start=unset,
+        by_child=unset,
+        child_start=unset,
     )
     return transfer, coarse_graph
 
