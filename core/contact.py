@@ -355,7 +355,9 @@ class Contacts:
         13 m away. The shorter way is the one it came in by. Behind a plane, a vertex facing
         away may find no way out along its own normal at all (away from the plane): along the
         axis it does. One left on the face by the last push is 0 from it along the axis: it
-        touches (it was thrown 4 m along a floor box when that was not a way out)."""
+        touches (it was thrown 4 m along a floor box when that was not a way out). A vertex
+        inside a wide collider also tries its own normal: near a floor box's edge its way out
+        is through the side, not up the axis the box's top gave."""
         length, directions, touch = found
         away = np.zeros(length.shape, dtype=bool)
         axes = {}
@@ -368,24 +370,15 @@ class Contacts:
             # past the plane's edge, or point away from it).
             maybe_inside = (length[k] > 0) | (_is_open(colliders, k) & np.isnan(ahead[0][k]))
             away[k] = maybe_inside & ((normals @ axes[k]) * sides[k] > 0)  # the inward normal against it
-        if not away.any():
-            return length, directions, touch
-        asked = away.any(axis=0).nonzero()[0]
-        straight = directions[:, asked].copy()
-        for k, inward in axes.items():
-            straight[k] = tilted(k, np.broadcast_to(inward, (asked.size, 3)), asked)
-        signed = cast(points[asked], straight)[0]
-        was = length[:, asked]
-        shorter = away[:, asked] & (signed >= 0) & ((was == 0) | (signed + standoff < was))
-        if not shorter.any():
-            return length, directions, touch
-        ks, rows = shorter.nonzero()
-        length, directions, touch = length.copy(), directions.copy(), touch.copy()
-        out = signed[ks, rows] + standoff
-        on_face = out <= TOUCH_TOLERANCE * colliders.scales()[ks]  # as ``_lengths``'s rounding
-        length[ks, asked[rows]] = np.where(on_face, 0.0, out)
-        touch[ks, asked[rows]] |= on_face
-        directions[ks, asked[rows]] = straight[ks, rows]
+        # A wide collider's axis is its faces' where the mesh first met it: where the mesh
+        # leaves it through another face (a ball sliding off a floor box's edge, down its
+        # side), a vertex's own normal is the shorter way out, not up through the box.
+        wide = np.array([name in self.wide for name in colliders.names])[:, None] & (length > 0) & ~away
+        for mask, direction in ((away, lambda k: axes[k]), (wide, lambda k: -normals * sides[k])):
+            if mask.any():
+                length, directions, touch = _shorter(
+                    cast, colliders, points, mask, direction, tilted, standoff, (length, directions, touch)
+                )
         return length, directions, touch
 
     def _oriented(self, colliders: Colliders) -> Cast:
@@ -443,6 +436,32 @@ class Contacts:
         chosen = np.zeros(sides.shape, dtype=bool)
         chosen[new] = sides[new] != 0
         return sides, chosen
+
+
+def _shorter(cast: Cast, colliders: Colliders, points, mask, direction, tilted, standoff: float, found) -> tuple:
+    """The pushes ``found`` (lengths, directions, touching; (k, m) each, directions (k, m,
+    3)) with the vertices ``mask`` (k, m) pushed another way where it is the shorter way
+    out: ``direction(k)``, collider k's inward direction, (3,) or (m, 3), tilted by friction
+    (``tilted``). A way out under the rounding tolerance leaves the vertex touching."""
+    length, directions, touch = found
+    asked = mask.any(axis=0).nonzero()[0]
+    other = directions[:, asked].copy()
+    for k in mask.any(axis=1).nonzero()[0]:
+        inward = np.broadcast_to(direction(k), (points.shape[0], 3))[asked]
+        other[k] = tilted(k, inward, asked)
+    signed = cast(points[asked], other)[0]
+    was = length[:, asked]
+    shorter = mask[:, asked] & (signed >= 0) & ((was == 0) | (signed + standoff < was))
+    if not shorter.any():
+        return length, directions, touch
+    ks, rows = shorter.nonzero()
+    length, directions, touch = length.copy(), directions.copy(), touch.copy()
+    out = signed[ks, rows] + standoff
+    on_face = out <= TOUCH_TOLERANCE * colliders.scales()[ks]  # as ``_lengths``'s rounding
+    length[ks, asked[rows]] = np.where(on_face, 0.0, out)
+    touch[ks, asked[rows]] |= on_face
+    directions[ks, asked[rows]] = other[ks, rows]
+    return length, directions, touch
 
 
 def _is_open(colliders: Colliders, k: int) -> bool:

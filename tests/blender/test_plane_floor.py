@@ -177,3 +177,37 @@ def test_a_ball_on_a_planet_built_again_gives_the_same_bits():
     for run in runs[1:]:
         for frame, (a, b) in enumerate(zip(runs[0], run, strict=True), start=1):
             np.testing.assert_array_equal(a, b, err_msg=f"frame {frame}")
+
+
+@pytest.mark.parametrize("width", [3.3, 3.6])
+def test_a_ball_on_a_box_edge_stays_out_and_is_pushed_up_not_sideways(width):
+    """A ball dropped 20 cm into a floor box (more than twice its size: wide) with its centre
+    over the box's edge, held, lifted (Rubber): nothing inside the box beyond 1e-3 of the
+    ball's size, and no vertex moved further than 1.5 times the press. Vertices 5 cm under the
+    top, near the side, were pushed 40 cm out through the side (the box's axis, up, blended
+    toward their own normals), where up is 5 cm: each now takes the shorter way."""
+    bpy.ops.wm.read_homefile(use_empty=True)
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 1, 24
+    bpy.ops.mesh.primitive_cube_add(size=1.0, location=(0, 0, -0.2))
+    box = bpy.context.active_object
+    box.scale = (width, width, 0.4)
+    bpy.ops.mesh.primitive_uv_sphere_add(segments=32, ring_count=16, radius=RADIUS)
+    ball = bpy.context.active_object
+    rest = np.array([v.co for v in ball.data.vertices])
+    edge = width / 2
+    keyed(ball, {1: (edge, 0, 1.5), 6: (edge, 0, RADIUS - 0.2), 18: (edge, 0, RADIUS - 0.2), 24: (edge, 0, 1.0)})
+    scene.frame_set(1)
+    enable(ball, [box])
+    bpy.ops.script.execute_preset(
+        filepath=bpy.utils.preset_find("Rubber", "collision_response"), menu_idname="COLLISION_RESPONSE_MT_presets"
+    )
+    half = np.array([edge, edge, 0.2])
+    size = float(np.linalg.norm(np.ptp(rest, axis=0))) / 2
+    for frame in range(1, 25):
+        scene.frame_set(frame)
+        world = evaluated(ball)
+        depth = (half - np.abs(world - [0.0, 0.0, -0.2])).min(axis=1).max()
+        assert depth <= 1e-3 * size, f"frame {frame}: {depth:.4f} inside the box"
+        moved = np.linalg.norm(world - rest - np.array(ball.matrix_world)[:3, 3], axis=1).max()
+        assert moved <= 1.5 * 0.2, f"frame {frame}: a vertex moved {moved:.3f}"
