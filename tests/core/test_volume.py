@@ -66,7 +66,8 @@ def test_a_squeezed_closed_sphere_keeps_its_volume_within_2_percent_every_frame(
 def test_a_reach_too_small_to_hold_the_volume_gives_back_what_it_can_and_no_spike():
     """Rubber (the whole ball gives way: 24.7 % lost) with a reach of 15 cm on a 50 cm ball:
     the ring within the reach would have to rise further than twice the dent is deep, which
-    no vertex does; it gives back most (measured: 13.9 % lost) and stays bounded."""
+    no vertex does; it gives back most (measured: 18.0 % lost; 13.9 % while any vertex of the
+    ring could rise the whole limit) and stays bounded."""
     shown, faces, _scene = squeeze("rubber", 0.15)
     plain, _faces, _scene = squeeze("rubber", None)
     rest_volume = enclosed_volume(shown[0], faces)
@@ -82,7 +83,7 @@ def test_a_reach_too_small_to_hold_the_volume_gives_back_what_it_can_and_no_spik
 def test_a_reach_far_too_small_is_recorded_with_the_reach_that_would_hold_the_volume():
     """Rubber with a Reach of 2 cm on a 50 cm ball (shorter than its edges: nothing can rise)
     gives back nothing, 24.7 % lost: every frame it falls short is recorded, with what was
-    missing and none of it given back; ``needed_reach`` then says about 33 cm, and that reach
+    missing and none of it given back; ``needed_reach`` then says about 38 cm, and that reach
     keeps the volume within 2 % every frame, with no frame short. A Reach that holds it (30 cm)
     records none, and nor does one that keeps it within the 2 % promised (elastic, 15 cm,
     0.26 % lost) though it gives back less than all."""
@@ -96,7 +97,7 @@ def test_a_reach_far_too_small_is_recorded_with_the_reach_that_would_hold_the_vo
     assert all(s.kept == 0 and s.given == 0 and s.wanted > 0.02 * rest_volume for _f, s in short)
     worst = max((s for _f, s in short), key=lambda s: s.wanted - s.given)
     needed = scene.volume.needed_reach(worst)
-    assert 0.2 < needed < 0.5  # measured 0.33
+    assert 0.2 < needed < 0.5  # measured 0.38 (0.28 while any vertex of the ring could rise the whole limit)
     held, _faces, scene = squeeze("rubber", needed)
     change = np.array([enclosed_volume(p, faces) / rest_volume - 1.0 for p in held])
     assert np.abs(change).max() < 0.02, f"{np.abs(change).max():.2%}"
@@ -107,7 +108,7 @@ def test_a_reach_far_too_small_is_recorded_with_the_reach_that_would_hold_the_vo
 
 
 def test_a_reach_too_small_for_part_of_the_volume_says_how_much_was_kept():
-    """Rubber with a Reach of 15 cm keeps part (13.9 % lost of 24.7 %): its short frames say
+    """Rubber with a Reach of 15 cm keeps part (18.0 % lost of 24.7 %): its short frames say
     so (the share kept between 0 and 1, as measured), and the reach it needs is longer."""
     shown, faces, scene = squeeze("rubber", 0.15)
     plain, _faces, _scene = squeeze("rubber", None)
