@@ -142,7 +142,7 @@ class Contacts:
         #: behind its faces, so its solid side is in front of them (``_came_from_behind``).
         self.flipped: dict[str, bool] = {}
         #: Colliders with vertices near their centre whose normals point all round (no press
-        #: axis): wide against the mesh, or inside a closed one (``_aim_by_faces``).
+        #: axis): inside a closed mesh, say (``_aim_by_faces``).
         self.all_round: set[str] = set()
         #: Colliders more than twice as large as the mesh (a floor, a table under a ball at
         #: its corner): nearness to their centre does not say where the contact is. Their
@@ -165,7 +165,7 @@ class Contacts:
             if not held_by_normals and size > 2.0 * mesh_size:  # aimed by its own faces (``_aim_by_faces``)
                 self.wide.add(name)
                 self.axes[name] = self.kept_axes.get(name)
-                self.all_round.add(name)
+                self.all_round.discard(name)
                 continue
             self.wide.discard(name)
             self.kept_axes.pop(name, None)
@@ -302,9 +302,12 @@ class Contacts:
         through faces all round: still no axis.)"""
         aimed = False
         for k, name in enumerate(colliders.names):
-            kept = self.kept_axes.get(name)
-            if name not in self.all_round or (self.axes.get(name) is not None and kept is None) or sides[k] == 0:
+            # A wide collider is aimed, or its kept axis followed, at every push; another only
+            # while its normals point all round and it has no axis.
+            plain_unaimed = name in self.all_round and self.axes.get(name) is None
+            if sides[k] == 0 or not (name in self.wide or plain_unaimed):
                 continue
+            kept = self.kept_axes.get(name)
             inside = (length[k] > 0) & np.isfinite(ahead[0][k]) & (ahead[0][k] > 0)
             distances, normals = ahead[0][k][inside], ahead[1][k][inside]
             if name in self.wide and kept is None:

@@ -19,6 +19,7 @@ import bpy
 import numpy as np
 import pytest
 from test_contact_holds import enable, evaluated, keyed
+from test_secondary import apply_preset
 
 RADIUS = 0.5
 LAST = 40
@@ -66,10 +67,7 @@ def floor_and_ball(seed: int):
         keyed(plane, {frame: tuple(-normal * gap) for frame, gap in gaps.items()})
     scene.frame_set(1)
     enable(ball, [plane])
-    preset = ["Flesh", "Rubber", "Jelly", "Soft Clay"][seed % 4]
-    found = bpy.utils.preset_find(preset, "collision_response")
-    assert found, f"preset {preset!r} not found"
-    assert bpy.ops.script.execute_preset(filepath=found, menu_idname="COLLISION_RESPONSE_MT_presets") == {"FINISHED"}
+    apply_preset(["Flesh", "Rubber", "Jelly", "Soft Clay"][seed % 4])
     ball.collision_response.volume = bool(rng.integers(2))  # Keep Volume
     return scene, plane, ball, normal, depth, size
 
@@ -199,9 +197,7 @@ def test_a_ball_on_a_box_edge_stays_out_and_is_pushed_up_not_sideways(width):
     keyed(ball, {1: (edge, 0, 1.5), 6: (edge, 0, RADIUS - 0.2), 18: (edge, 0, RADIUS - 0.2), 24: (edge, 0, 1.0)})
     scene.frame_set(1)
     enable(ball, [box])
-    bpy.ops.script.execute_preset(
-        filepath=bpy.utils.preset_find("Rubber", "collision_response"), menu_idname="COLLISION_RESPONSE_MT_presets"
-    )
+    apply_preset("Rubber")
     half = np.array([edge, edge, 0.2])
     size = float(np.linalg.norm(np.ptp(rest, axis=0))) / 2
     for frame in range(1, 25):
