@@ -59,6 +59,10 @@ AXIS_AGREEMENT = 0.5
 
 #: The cosine of the most a wide collider's kept press axis turns in one query (25 degrees).
 KEPT_TURN = float(np.cos(np.radians(25.0)))
+#: A vertex a wide collider holds is sent to where its rest position leaves the collider
+#: when that is this many times nearer its rest than where its push leaves it, and its push
+#: leaves it further than this many times as deep as the collider reaches (``_from_rest``).
+REST_NEARER = 1.5
 
 #: What a collider is to the surface. A collider presses from the side it came from and the
 #: longest push wins; an interior (a bone, a rib cage under the skin) is a volume the surface
@@ -152,12 +156,15 @@ class Contacts:
         self.held = np.zeros(count, dtype=bool)  # pushed or touching at the last query
         #: Each wide collider's axis, from its faces where the mesh meets it, kept while near.
         self.kept_axes: dict[str, np.ndarray] = {}
+        #: How deep each wide collider reaches into the mesh's rest shape this frame (``_from_rest``).
+        self.reaches: dict[str, float] = {}
 
     def aim(self, colliders: "Colliders", points: np.ndarray, normals: np.ndarray) -> None:
         """Each collider's press axis, from every vertex near it (``points`` and their unit
         reference normals, (m, 3)): their mean normal, weighted by nearness to its centre. A
         wide collider keeps the axis its faces gave it (``_aim_by_faces``), or has none yet."""
         mesh_size = np.inf if colliders.mesh_size is None else colliders.mesh_size  # unknown: none is wide
+        self.reaches.clear()  # a frame's first query: how deep each wide collider reaches, found anew
         for k, (name, centre, size) in enumerate(zip(colliders.names, colliders.centres, colliders.sizes, strict=True)):
             # An interior or a container holds each vertex along its own normal: the normals
             # near a bone inside a closed surface point all round, and no one axis fits them.
@@ -257,6 +264,10 @@ class Contacts:
         length, directions, touch = self._straighter(
             cast, colliders, sides, points, normals, tilted, standoff, ahead, (length, directions, touch)
         )
+        if offsets is not None and self.wide:
+            length, directions, touch = self._from_rest(
+                cast, colliders, sides, points, normals, offsets, standoff, (length, directions, touch)
+            )
         undecided = sides == 0  # no vertex within its reach yet (``_sides``): it pushes none
         length[undecided], touch[undecided] = 0.0, False
         if colliders.open is not None and colliders.open.any():
@@ -324,6 +335,11 @@ class Contacts:
                     out = np.isfinite(back[k]) & (back[k] > 0)
                     distances = np.concatenate([distances, back[k][out]])
                     normals = np.concatenate([normals, back_normals[k][out]])
+            if name in self.wide and colliders.mesh_size is not None:
+                # A way out further than the mesh is wide is a far face of the collider (a
+                # vertex leaving a floor box through its side, metres away), not where it presses.
+                near = distances <= 2.0 * colliders.mesh_size
+                distances, normals = distances[near], normals[near]
             if not distances.size:
                 continue
             weight = 1.0 / np.maximum(distances, 1e-9 * colliders.sizes[k])
@@ -382,6 +398,78 @@ class Contacts:
                 length, directions, touch = _shorter(
                     cast, colliders, points, mask, direction, tilted, standoff, (length, directions, touch)
                 )
+        return length, directions, touch
+
+    def _from_rest(self, cast, colliders, sides, points, normals, offsets, standoff, found):
+        """The pushes ``found`` (lengths (k, m), directions (k, m, 3), touching (k, m)) with
+        each vertex a wide collider holds sent to where its rest position (``points`` less
+        ``offsets``, (m, 3): how far the response has moved each) leaves that collider,
+        where that is much nearer its rest than where the push leaves it. A push starts where
+        the response has already moved a vertex: while the mesh moves along a wide
+        collider's face, a vertex caught on it rides along, frame by frame, each push short
+        (a ball sliding off a floor box's edge and falling past its side had vertices held on
+        the top and stretched 1.7 m). From its rest, the way out (along the axis or its own
+        normal, the shorter) is as far as the collider reaches into the mesh there. A vertex
+        inside whose rest is outside the collider altogether is put back at its rest."""
+        length, directions, touch = found
+        axes = {k: self.axes.get(name) for k, name in enumerate(colliders.names) if name in self.wide and sides[k]}
+        wide = {k: axis for k, axis in axes.items() if axis is not None}
+        held = np.zeros(length.shape, dtype=bool)
+        for k in wide:
+            held[k] = (length[k] > 0) | touch[k]
+        rows = held.any(axis=0).nonzero()[0]
+        if not rows.size:
+            return found
+        rest = points[rows] - offsets[rows]
+        m = rows.size
+        rays = np.zeros((len(colliders.names), 2 * m, 3))
+        for k, axis in wide.items():
+            rays[k, :m] = -axis * sides[k]
+            rays[k, m:] = -normals[rows] * sides[k]
+        signed = cast(np.concatenate([rest, rest]), rays)[0]
+        signed = np.where(np.isfinite(signed) & (signed > 0), signed, np.inf)
+        by_normal = signed[:, m:] < signed[:, :m]
+        exit = np.where(by_normal, signed[:, m:], signed[:, :m])  # (k, m): inf where the rest is outside
+        way = np.where(by_normal[..., None], rays[:, m:], rays[:, :m])
+        inside_now = length[:, rows] > 0
+        # Left a little off the face, within the touching tolerance: from exactly on a box's
+        # side, a ray up along the side grazes it, and which way Blender's rays answer such
+        # a tie can change when the same scene is built again.
+        clear = 0.5 * TOUCH_TOLERANCE * colliders.scales()[:, None]
+        out = np.where(np.isfinite(exit), exit + standoff + clear, 0.0)  # the rest itself where it is outside
+        goal = rest + way * out[..., None]
+        now = np.linalg.norm(offsets[rows] + directions[:, rows] * length[:, rows, None], axis=2)  # from its rest
+        from_rest = np.linalg.norm(goal - rest, axis=2)
+        # How deep the collider reaches into the mesh's rest shape: a vertex moved no further
+        # than REST_NEARER times that is pressed, not dragged, and is left as it is: the
+        # response spreads a press, and friction drags it (a ball rolling on a floor), so its
+        # offsets need not lie along the way out of its own rest.
+        # Kept over the frame's queries: the one after the step asks only the vertices it moved.
+        reach = np.where(held[:, rows] & np.isfinite(exit), from_rest, 0.0).max(axis=1)
+        for k in wide:
+            name = colliders.names[k]
+            reach[k] = self.reaches[name] = max(reach[k], self.reaches.get(name, 0.0))
+        reach = reach[:, None]
+        # A touching vertex whose rest is outside relaxes to it. Behind a plane's edge a rest
+        # position is outside it, but the mesh between is not: only a closed collider's.
+        closed = np.ones(len(colliders.names), dtype=bool) if colliders.open is None else ~colliders.open
+        nearer = (
+            held[:, rows]
+            & (np.isfinite(exit) | (inside_now & closed[:, None]))
+            & (now > REST_NEARER * reach)
+            & (REST_NEARER * from_rest < now)
+        )
+        if not nearer.any():
+            return found
+        ks, at = nearer.nonzero()
+        move = goal[ks, at] - points[rows[at]]
+        distance = np.linalg.norm(move, axis=1)
+        there = distance <= TOUCH_TOLERANCE * colliders.scales()[ks]  # at its goal already: on the face
+        length, directions, touch = length.copy(), directions.copy(), touch.copy()
+        length[ks, rows[at]] = np.where(there, 0.0, distance)
+        way = move / np.maximum(distance, 1e-300)[:, None]
+        directions[ks, rows[at]] = np.where(there[:, None], directions[ks, rows[at]], way)
+        touch[ks, rows[at]] = there
         return length, directions, touch
 
     def _oriented(self, colliders: Colliders) -> Cast:

@@ -122,7 +122,8 @@ class CollisionQuery:
         the colliders holding still. ``depsgraph``: the evaluated one the colliders are read
         from (the add-on passes its frame-change handler's); by default the context's.
         ``offsets``: a function giving how far the response has moved the vertices (m,) it
-        is given (object space, (m, 3)), which bounds friction's drag; None for no bound.
+        is given (object space, (m, 3)), which bounds friction's drag and a wide collider's
+        hold (``Contacts.push``); asked only for those; None for no bound.
         ``within``: how far (object space) any vertex of ``among`` moved since the first
         query; the broad phase then tests only those the first query's padding held.
         ``kinds``: each candidate's kind (``core.contact``: collider, interior, container),
@@ -154,9 +155,11 @@ class CollisionQuery:
                 among = among[self._broad.wide[among]]
             if np.isfinite(within):
                 self._step_moved = within
-            # Behind an open collider, as far as the step moved a vertex (it may have crossed
-            # the faces), or anywhere within its size when that is not known.
-            behind = [0.0 if c.closed else min(within, _local(c.radius, inverse)) for c in colliders]
+            # Behind an open collider as far as its size: a step can move a vertex under a
+            # plane from past its edge, sideways (a ball centred over a plane's edge had a
+            # vertex the response moved a fraction of a millimetre past it, then back under
+            # it, 8 cm deep), as well as across its faces.
+            behind = [0.0 if c.closed else _local(c.radius, inverse) for c in colliders]
             near_each = [
                 _near(positions, c, standoff, inverse, among, pad) for c, pad in zip(colliders, behind, strict=True)
             ]
@@ -185,7 +188,6 @@ class CollisionQuery:
         else:
             local_normals = normals(queried) if callable(normals) else normals[queried]
         normal_world = _unit(local_normals @ inverse[:3, :3])  # normals: the inverse transpose
-        moved_by = None if offsets is None else offsets(queried) @ matrix[:3, :3].T
         state = (
             [(c.obj.name, np.array(c.obj.matrix_world).tobytes()) for c in colliders],
             matrix.tobytes(),
@@ -201,6 +203,11 @@ class CollisionQuery:
             resting.restart(state)
         if whole:  # each collider's press axis, from every vertex near it
             self.contacts.aim(rules, points, normal_world)
+        # How far the response moved them: friction's drag is bounded by it, and a wide
+        # collider sends a vertex it holds back toward its rest (``Contacts.push``).
+        moved_by = None
+        if offsets is not None and (friction > 0 or any(c.obj.name in self.contacts.wide for c in colliders)):
+            moved_by = offsets(queried) @ matrix[:3, :3].T
         if all(c.rigid for c in colliders):
             still = resting.still(queried, points, standoff, tolerance)
             contact.touching[queried[still]] = True
