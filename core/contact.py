@@ -410,7 +410,7 @@ class Contacts:
         (a ball sliding off a floor box's edge and falling past its side had vertices held on
         the top and stretched 1.7 m). From its rest, the way out (along the axis or its own
         normal, the shorter) is as far as the collider reaches into the mesh there. A vertex
-        inside whose rest is outside the collider altogether is put back at its rest."""
+        inside a closed collider whose rest is outside it altogether is put back at its rest."""
         length, directions, touch = found
         axes = {k: self.axes.get(name) for k, name in enumerate(colliders.names) if name in self.wide and sides[k]}
         wide = {k: axis for k, axis in axes.items() if axis is not None}
@@ -429,7 +429,7 @@ class Contacts:
         signed = cast(np.concatenate([rest, rest]), rays)[0]
         signed = np.where(np.isfinite(signed) & (signed > 0), signed, np.inf)
         by_normal = signed[:, m:] < signed[:, :m]
-        exit = np.where(by_normal, signed[:, m:], signed[:, :m])  # (k, m): inf where the rest is outside
+        exit = np.where(by_normal, signed[:, m:], signed[:, :m])  # (k, m): inf where neither ray leaves it
         way = np.where(by_normal[..., None], rays[:, m:], rays[:, :m])
         inside_now = length[:, rows] > 0
         # Left a little off the face, within the touching tolerance: from exactly on a box's
