@@ -246,9 +246,14 @@ def test_a_ball_centred_exactly_over_a_plane_edge_stays_over_it(seed):
         apply_preset("Rubber")
     elif setting == 2:
         ball.collision_response.volume = True  # Keep Volume, the default settings
+    rest = np.array([v.co for v in ball.data.vertices])
+    pressed = 0.0
     for frame in range(1, 31):
         scene.frame_set(frame)
         world = evaluated(ball)
         over = (np.abs(world[:, :2]) <= size / 2).all(axis=1)
         behind = -world[over, 2].min(initial=0.0)
         assert behind <= 1e-4 * RADIUS, f"frame {frame}: {behind:.4f} under the plane"
+        keyed_here = rest + np.array(ball.matrix_world)[:3, 3]
+        pressed = max(pressed, float(np.linalg.norm(world - keyed_here, axis=1).max()))
+    assert pressed >= 0.9 * depth, f"pressed {pressed:.3f}, keyed {depth:.3f} into the plane"
