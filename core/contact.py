@@ -78,7 +78,8 @@ KIND_SIDE = {COLLIDER: 0, INTERIOR: -1, CONTAINER: 1}
 #: ``cast(origins (m, 3), directions (k, m, 3))``: signed distances (k, m) to the first face
 #: of each collider along each ray (positive where the face faces along the ray: the ray
 #: leaves the volume there; negative where it enters; nan for no hit) and that face's
-#: outward normal (k, m, 3), nan for no hit.
+#: outward normal (k, m, 3), nan for no hit. A ray whose direction is nan is not cast (no
+#: hit): a collider too far from a vertex to reach it (``Contacts.push``'s ``reach``).
 Cast = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 
@@ -213,12 +214,18 @@ class Contacts:
         friction: float = 0.0,
         standoff: float = 0.0,
         offsets: np.ndarray | None = None,
+        reach: np.ndarray | None = None,
     ) -> Pushes:
         """Pushes for the vertices ``queried`` (m,) at ``points`` (m, 3) with unit reference
         normals ``normals`` (m, 3), that moved by ``approach`` (m, 3) since the last query,
         while collider ``i`` moved the space at each point by ``motions[i]`` (k, m, 3).
         ``offsets`` (m, 3): how far the response has moved each vertex, which bounds
-        friction's drag (``push_direction``); None for no bound."""
+        friction's drag (``push_direction``); None for no bound. ``reach`` (k, m) bool, or
+        None for all: the vertices each collider can reach, the others far from it (outside
+        the bounds of a closed collider, by more than its tolerances and the standoff): no
+        ray of theirs is cast against it. Its rays could only have found it from outside and
+        far, which neither pushes nor touches: each collider's rays are cast for the part of
+        the mesh it presses (three colliders pressing three parts cast a third as many)."""
         was_held = self.held[queried]
         relative = motions - approach
         sides, new = self._sides(colliders, points, normals, relative, standoff)
@@ -240,7 +247,7 @@ class Contacts:
         directions = directions_for(sides)
         sizes = colliders.scales()[:, None]
         unbounded = colliders.unbounded()
-        rules = (motions, was_held, standoff, unbounded)
+        rules = (motions, was_held, standoff, unbounded, reach)
         cast = self._oriented(colliders)
         ahead, behind, raw = _cast_both(cast, points, directions, *rules, both_ways=new.any())
         if new.any():  # judged again from what the rays found, where they found anything
@@ -721,7 +728,9 @@ def _crossed_open(cast: Cast, points, directions, relative, length, sizes, stand
     return length, directions
 
 
-def _cast_both(cast: Cast, points, directions, motions, was_held, standoff, unbounded=None, both_ways=False):
+def _cast_both(
+    cast: Cast, points, directions, motions, was_held, standoff, unbounded=None, reach=None, both_ways=False
+):
     """Rays ahead (along the push) and behind, each (distances (k, m), normals (k, m, 3)),
     where needed. Each vertex needs first the ray it most likely needs: one held in contact
     whose colliders hold still or retreat is resting (behind), one they advance on, or a new
@@ -733,7 +742,8 @@ def _cast_both(cast: Cast, points, directions, motions, was_held, standoff, unbo
     the colliders whose volume has no far side (an open mesh, a container's outside), where
     a vertex inside finds no face behind it: their rays ahead are always read. ``both_ways``: every
     vertex casts both rays (a collider's side is being chosen), and the third value is what
-    they found before the answers not needed were dropped (as the first two; else None)."""
+    they found before the answers not needed were dropped (as the first two; else None).
+    ``reach`` (k, m): the vertices each collider's rays are cast for (None: all)."""
     shape = directions.shape[:2]
     ahead = (np.full(shape, np.nan), np.full((*shape, 3), np.nan))
     behind = (np.full(shape, np.nan), np.full((*shape, 3), np.nan))
@@ -741,7 +751,7 @@ def _cast_both(cast: Cast, points, directions, motions, was_held, standoff, unbo
     back_first = was_held & ~advancing
     may_need_gap = was_held | (standoff > 0)  # (back_first is held, so it may need both too)
     backward = np.ones(shape[1], dtype=bool) if both_ways else may_need_gap
-    _cast_into(cast, points, directions, np.ones(shape[1], dtype=bool), backward, ahead, behind)
+    _cast_into(cast, points, directions, np.ones(shape[1], dtype=bool), backward, ahead, behind, reach)
     raw = tuple((hits[0].copy(), hits[1].copy()) for hits in (ahead, behind)) if both_ways else None
     need_ahead = back_first & (behind[0] > 0).any(axis=0)
     need_gap = ~back_first & ~(ahead[0] > 0).any(axis=0) & may_need_gap
@@ -754,14 +764,17 @@ def _cast_both(cast: Cast, points, directions, motions, was_held, standoff, unbo
     return ahead, behind, raw
 
 
-def _cast_into(cast: Cast, points, directions, forward, backward, ahead, behind) -> None:
+def _cast_into(cast: Cast, points, directions, forward, backward, ahead, behind, reach=None) -> None:
     """One cast: rays ahead for the ``forward`` vertices and behind for the ``backward`` ones
-    (masks), written into ``ahead`` and ``behind``."""
+    (masks), written into ``ahead`` and ``behind``; each collider's only for the vertices it
+    can ``reach`` ((k, m), None: all)."""
     f, b = forward.nonzero()[0], backward.nonzero()[0]
     if f.size + b.size == 0:
         return
     origins = np.concatenate([points[f], points[b]])
     rays = np.concatenate([directions[:, f], -directions[:, b]], axis=1)
+    if reach is not None:
+        rays[~np.concatenate([reach[:, f], reach[:, b]], axis=1)] = np.nan  # not cast
     signed, normals = cast(origins, rays)
     ahead[0][:, f], behind[0][:, b] = signed[:, : f.size], signed[:, f.size :]
     ahead[1][:, f], behind[1][:, b] = normals[:, : f.size], normals[:, f.size :]
