@@ -126,6 +126,7 @@ class Pushes:
     planes: tuple[np.ndarray, np.ndarray]  # the face each touching vertex rests on: point, normal (t, 3)
     inward: np.ndarray  # (t, 3) the unit direction each touching vertex is pushed along
     source: np.ndarray | None = None  # (m,) the collider pushing each vertex (index), -1: none
+    rests_on: np.ndarray | None = None  # (t,) the collider whose face each touching vertex rests on
 
 
 class Contacts:
@@ -300,10 +301,11 @@ class Contacts:
         self.side[queried] = side
         self.held[queried] = held
         rests = touching.nonzero()[0]
-        planes = nearest_faces(
+        *planes, rests_on = nearest_faces(
             points[rests], directions[:, rests], *([h[:, rests] for h in hits] for hits in (ahead, behind))
         )
-        return Pushes(push, touching, planes, directions[which[rests], rests], np.where(pushed, longest, -1))
+        inward = directions[which[rests], rests]
+        return Pushes(push, touching, (planes[0], planes[1]), inward, np.where(pushed, longest, -1), rests_on)
 
     def _aim_by_faces(self, colliders: Colliders, cast: Cast, sides, length, ahead, points, relative) -> bool:
         """Aim each plain collider that has no press axis from its own faces where the
@@ -801,10 +803,11 @@ def _lengths(ahead, behind, sizes, standoff: float, was_held) -> tuple[np.ndarra
     return np.where(tiny, 0.0, length), touching
 
 
-def nearest_faces(points, directions, ahead, behind) -> tuple[np.ndarray, np.ndarray]:
+def nearest_faces(points, directions, ahead, behind) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For each vertex, the nearest face either of its rays met, of any collider: a point on
-    it and its outward normal, (m, 3) each, nan where no ray met a face. ``ahead`` and
-    ``behind``: each the distances (k, m) and normals (k, m, 3) its rays found."""
+    it and its outward normal, (m, 3) each, nan where no ray met a face, and the collider's
+    index (m,). ``ahead`` and ``behind``: each the distances (k, m) and normals (k, m, 3) its
+    rays found."""
     count = len(directions)
     distance = np.abs(np.concatenate([ahead[0], behind[0]]))  # (2k, m): ahead rays, then behind
     distance = np.where(np.isnan(distance), np.inf, distance)
@@ -816,18 +819,22 @@ def nearest_faces(points, directions, ahead, behind) -> tuple[np.ndarray, np.nda
     point = points + directions[nearest % count, pick] * along[:, None]
     normal = np.concatenate([ahead[1], behind[1]])[nearest, pick]
     point[~met] = normal[~met] = np.nan
-    return point, normal
+    return point, normal, nearest % count
 
 
 class Resting:
     """Where vertices rest on colliders, as their last rays found them (world space): the
     rays' origin, and the plane of the face met (a point and the outward normal), where
-    ``rests``. Valid while ``state`` holds: the colliders' and the mesh's matrices, friction
-    and standoff. A held press then needs no ray for its resting vertices."""
+    ``rests``, and which collider's face that is (``on``, its index in ``state``). Valid while
+    ``state`` holds: the colliders' (names and matrices, ``state[0]``) and the mesh's matrix,
+    friction and standoff; when only some colliders moved, for the vertices resting on the
+    others and near none that moved (``release``). A held press then needs no ray for its
+    resting vertices, while another collider moves elsewhere."""
 
     def __init__(self, state: tuple, count: int):
         self.state = state
         self.rests = np.zeros(count, dtype=bool)
+        self.on = np.full(count, -1, dtype=np.int16)
         self.origin, self.point, self.normal, self.inward = (np.zeros((count, 3)) for _ in range(4))
 
     def still(self, index, points, standoff: float, tolerance: float) -> np.ndarray:
@@ -858,12 +865,31 @@ class Resting:
         self.rests[resting] = True
         self.origin[resting] = points[found.touching][met]
         self.point[resting], self.normal[resting], self.inward[resting] = point[met], normal[met], found.inward[met]
+        self.on[resting] = -1 if found.rests_on is None else found.rests_on[met]
 
     def restart(self, state: tuple) -> None:
         """Valid for ``state`` now, with no vertex resting (the planes are kept, unread:
         clearing what ``rests`` marks is cheaper than new arrays for every vertex)."""
         self.state = state
         self.rests[:] = False
+
+    def moved(self, state: tuple) -> list[int] | None:
+        """The colliders (indices) whose matrices differ in ``state``; None when anything else
+        does (the colliders themselves, the mesh's matrix, friction, standoff)."""
+        (colliders, *rest), (now, *rest_now) = self.state, state
+        if rest != rest_now or [name for name, _ in colliders] != [name for name, _ in now]:
+            return None
+        return [k for k, (before, after) in enumerate(zip(colliders, now, strict=True)) if before != after]
+
+    def release(self, state: tuple, moved: list[int], near: list[np.ndarray]) -> None:
+        """Valid for ``state`` now, where colliders ``moved`` (indices) moved: the vertices
+        resting on them, and those near them now (``near``: each collider's vertices, by
+        index), rest no longer. A vertex near none of them is out of their reach, and rests
+        where it rested on the others, as their plane tells."""
+        self.state = state
+        self.rests[np.isin(self.on, moved)] = False
+        for k in moved:
+            self.rests[near[k]] = False
 
     def forget(self, which) -> None:
         self.rests[which] = False

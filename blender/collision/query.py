@@ -199,8 +199,12 @@ class CollisionQuery:
         resting = self._resting
         if resting is None or resting.origin.shape[0] != count:
             resting = self._resting = Resting(state, count)
-        elif resting.state != state:  # something moved: no vertex is known to rest
-            resting.restart(state)
+        elif resting.state != state:  # something moved: no vertex near it is known to rest
+            moved = resting.moved(state)
+            if moved is None:
+                resting.restart(state)
+            else:
+                resting.release(state, moved, near_each)
         if whole:  # each collider's press axis, from every vertex near it
             self.contacts.aim(rules, points, normal_world)
         # How far the response moved them: friction's drag is bounded by it, and a wide
