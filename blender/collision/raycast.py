@@ -147,11 +147,11 @@ class RayCaster:
         against it (the ray enters), ``nan`` where nothing is hit. And that face's normal as
         the mesh has it (k, n, 3), world space, ``nan`` where nothing is hit; a ray whose
         direction is nan is not cast (a miss). ``depsgraph``: the evaluated one, which
-        evaluates the helper. ``patches``: per collider, None, or
-        how to cast against its part near the origins (a closed surface that changes between
-        casts, see ``patch``): a ray that leaves that part unanswered gives only what the
-        side of its origin tells (leaving the surface beyond the part, with no normal, or a
-        miss), or is cast again against the whole."""
+        evaluates the helper. ``patches``: per collider, None, or how to cast against its
+        part near the origins (a closed surface that changes between casts, see ``patch``): a
+        ray that leaves that part unanswered gives only what the side of its origin tells
+        (leaving the surface beyond the part, with no normal, or a miss), or is cast again
+        against the whole."""
         count, k = origins.shape[0], len(colliders)
         signed = np.full((k, count), np.nan, dtype=np.float32)
         normals = np.full((k, count, 3), np.nan, dtype=np.float32)
@@ -214,7 +214,7 @@ class RayCaster:
             for name, values in ((f"origin{i}", space.points(origins[rows])), (f"ray{i}", space.rays[rows])):
                 attribute = mesh.attributes.get(name) or mesh.attributes.new(name, "FLOAT_VECTOR", "POINT")
                 attribute.data.foreach_set("vector", np.ascontiguousarray(values, dtype=np.float32).ravel())
-            selected = space.cast[rows]
+            selected = space.asked[rows]
             attribute = mesh.attributes.get(f"cast{i}") or mesh.attributes.new(f"cast{i}", "BOOLEAN", "POINT")
             attribute.data.foreach_set("value", selected)
             if not selected.all():  # the others come out as they go in: missed
@@ -241,7 +241,7 @@ class _ColliderSpace:
 
     def __init__(self, matrix: np.ndarray, directions: np.ndarray):
         self.matrix, self.to_local = matrix[:3, :3], np.linalg.inv(matrix)
-        self.cast = ~np.isnan(directions).any(axis=1)  # the rays cast (a nan direction: not)
+        self.asked = ~np.isnan(directions).any(axis=1)  # the rays cast (a nan direction: not)
         rays = directions @ self.to_local[:3, :3].T
         length = np.linalg.norm(rays, axis=1, keepdims=True)
         self.rays = np.divide(rays, length, out=np.zeros_like(rays), where=length > 0)
