@@ -201,7 +201,7 @@ class CollisionQuery:
             resting = self._resting = Resting(state, count)
         elif resting.state != state:  # something moved: no vertex near it is known to rest
             moved = resting.moved(state)
-            if moved is None:
+            if moved is None or len(moved) == len(colliders):  # (all moved: none rests, at once)
                 resting.restart(state)
             else:
                 resting.release(state, moved, near_each)
