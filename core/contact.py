@@ -78,7 +78,8 @@ KIND_SIDE = {COLLIDER: 0, INTERIOR: -1, CONTAINER: 1}
 #: ``cast(origins (m, 3), directions (k, m, 3))``: signed distances (k, m) to the first face
 #: of each collider along each ray (positive where the face faces along the ray: the ray
 #: leaves the volume there; negative where it enters; nan for no hit) and that face's
-#: outward normal (k, m, 3), nan for no hit.
+#: outward normal (k, m, 3), nan for no hit. A ray whose direction is nan is not cast (no
+#: hit): a collider too far from a vertex to reach it (``Contacts.push``'s ``reach``).
 Cast = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 
@@ -125,6 +126,7 @@ class Pushes:
     planes: tuple[np.ndarray, np.ndarray]  # the face each touching vertex rests on: point, normal (t, 3)
     inward: np.ndarray  # (t, 3) the unit direction each touching vertex is pushed along
     source: np.ndarray | None = None  # (m,) the collider pushing each vertex (index), -1: none
+    rests_on: np.ndarray | None = None  # (t,) the collider whose face each touching vertex rests on
 
 
 class Contacts:
@@ -213,12 +215,18 @@ class Contacts:
         friction: float = 0.0,
         standoff: float = 0.0,
         offsets: np.ndarray | None = None,
+        reach: np.ndarray | None = None,
     ) -> Pushes:
         """Pushes for the vertices ``queried`` (m,) at ``points`` (m, 3) with unit reference
         normals ``normals`` (m, 3), that moved by ``approach`` (m, 3) since the last query,
         while collider ``i`` moved the space at each point by ``motions[i]`` (k, m, 3).
         ``offsets`` (m, 3): how far the response has moved each vertex, which bounds
-        friction's drag (``push_direction``); None for no bound."""
+        friction's drag (``push_direction``); None for no bound. ``reach`` (k, m) bool, or
+        None for all: the vertices each collider can reach, the others far from it (outside
+        the bounds of a closed collider, by more than its tolerances and the standoff): no
+        ray of theirs is cast against it. Its rays could only have found it from outside and
+        far, which neither pushes nor touches: each collider's rays are cast for the part of
+        the mesh it presses (three colliders pressing three parts cast a third as many)."""
         was_held = self.held[queried]
         relative = motions - approach
         sides, new = self._sides(colliders, points, normals, relative, standoff)
@@ -240,7 +248,7 @@ class Contacts:
         directions = directions_for(sides)
         sizes = colliders.scales()[:, None]
         unbounded = colliders.unbounded()
-        rules = (motions, was_held, standoff, unbounded)
+        rules = (motions, was_held, standoff, unbounded, reach)
         cast = self._oriented(colliders)
         ahead, behind, raw = _cast_both(cast, points, directions, *rules, both_ways=new.any())
         if new.any():  # judged again from what the rays found, where they found anything
@@ -293,10 +301,11 @@ class Contacts:
         self.side[queried] = side
         self.held[queried] = held
         rests = touching.nonzero()[0]
-        planes = nearest_faces(
+        *planes, rests_on = nearest_faces(
             points[rests], directions[:, rests], *([h[:, rests] for h in hits] for hits in (ahead, behind))
         )
-        return Pushes(push, touching, planes, directions[which[rests], rests], np.where(pushed, longest, -1))
+        inward = directions[which[rests], rests]
+        return Pushes(push, touching, (planes[0], planes[1]), inward, np.where(pushed, longest, -1), rests_on)
 
     def _aim_by_faces(self, colliders: Colliders, cast: Cast, sides, length, ahead, points, relative) -> bool:
         """Aim each plain collider that has no press axis from its own faces where the
@@ -721,7 +730,9 @@ def _crossed_open(cast: Cast, points, directions, relative, length, sizes, stand
     return length, directions
 
 
-def _cast_both(cast: Cast, points, directions, motions, was_held, standoff, unbounded=None, both_ways=False):
+def _cast_both(
+    cast: Cast, points, directions, motions, was_held, standoff, unbounded=None, reach=None, both_ways=False
+):
     """Rays ahead (along the push) and behind, each (distances (k, m), normals (k, m, 3)),
     where needed. Each vertex needs first the ray it most likely needs: one held in contact
     whose colliders hold still or retreat is resting (behind), one they advance on, or a new
@@ -733,7 +744,8 @@ def _cast_both(cast: Cast, points, directions, motions, was_held, standoff, unbo
     the colliders whose volume has no far side (an open mesh, a container's outside), where
     a vertex inside finds no face behind it: their rays ahead are always read. ``both_ways``: every
     vertex casts both rays (a collider's side is being chosen), and the third value is what
-    they found before the answers not needed were dropped (as the first two; else None)."""
+    they found before the answers not needed were dropped (as the first two; else None).
+    ``reach`` (k, m): the vertices each collider's rays are cast for (None: all)."""
     shape = directions.shape[:2]
     ahead = (np.full(shape, np.nan), np.full((*shape, 3), np.nan))
     behind = (np.full(shape, np.nan), np.full((*shape, 3), np.nan))
@@ -741,7 +753,7 @@ def _cast_both(cast: Cast, points, directions, motions, was_held, standoff, unbo
     back_first = was_held & ~advancing
     may_need_gap = was_held | (standoff > 0)  # (back_first is held, so it may need both too)
     backward = np.ones(shape[1], dtype=bool) if both_ways else may_need_gap
-    _cast_into(cast, points, directions, np.ones(shape[1], dtype=bool), backward, ahead, behind)
+    _cast_into(cast, points, directions, np.ones(shape[1], dtype=bool), backward, ahead, behind, reach)
     raw = tuple((hits[0].copy(), hits[1].copy()) for hits in (ahead, behind)) if both_ways else None
     need_ahead = back_first & (behind[0] > 0).any(axis=0)
     need_gap = ~back_first & ~(ahead[0] > 0).any(axis=0) & may_need_gap
@@ -754,14 +766,17 @@ def _cast_both(cast: Cast, points, directions, motions, was_held, standoff, unbo
     return ahead, behind, raw
 
 
-def _cast_into(cast: Cast, points, directions, forward, backward, ahead, behind) -> None:
+def _cast_into(cast: Cast, points, directions, forward, backward, ahead, behind, reach=None) -> None:
     """One cast: rays ahead for the ``forward`` vertices and behind for the ``backward`` ones
-    (masks), written into ``ahead`` and ``behind``."""
+    (masks), written into ``ahead`` and ``behind``; each collider's only for the vertices it
+    can ``reach`` ((k, m), None: all)."""
     f, b = forward.nonzero()[0], backward.nonzero()[0]
     if f.size + b.size == 0:
         return
     origins = np.concatenate([points[f], points[b]])
     rays = np.concatenate([directions[:, f], -directions[:, b]], axis=1)
+    if reach is not None:
+        rays[~np.concatenate([reach[:, f], reach[:, b]], axis=1)] = np.nan  # not cast
     signed, normals = cast(origins, rays)
     ahead[0][:, f], behind[0][:, b] = signed[:, : f.size], signed[:, f.size :]
     ahead[1][:, f], behind[1][:, b] = normals[:, : f.size], normals[:, f.size :]
@@ -788,10 +803,11 @@ def _lengths(ahead, behind, sizes, standoff: float, was_held) -> tuple[np.ndarra
     return np.where(tiny, 0.0, length), touching
 
 
-def nearest_faces(points, directions, ahead, behind) -> tuple[np.ndarray, np.ndarray]:
+def nearest_faces(points, directions, ahead, behind) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For each vertex, the nearest face either of its rays met, of any collider: a point on
-    it and its outward normal, (m, 3) each, nan where no ray met a face. ``ahead`` and
-    ``behind``: each the distances (k, m) and normals (k, m, 3) its rays found."""
+    it and its outward normal, (m, 3) each, nan where no ray met a face, and the collider's
+    index (m,). ``ahead`` and ``behind``: each the distances (k, m) and normals (k, m, 3) its
+    rays found."""
     count = len(directions)
     distance = np.abs(np.concatenate([ahead[0], behind[0]]))  # (2k, m): ahead rays, then behind
     distance = np.where(np.isnan(distance), np.inf, distance)
@@ -803,18 +819,22 @@ def nearest_faces(points, directions, ahead, behind) -> tuple[np.ndarray, np.nda
     point = points + directions[nearest % count, pick] * along[:, None]
     normal = np.concatenate([ahead[1], behind[1]])[nearest, pick]
     point[~met] = normal[~met] = np.nan
-    return point, normal
+    return point, normal, nearest % count
 
 
 class Resting:
     """Where vertices rest on colliders, as their last rays found them (world space): the
     rays' origin, and the plane of the face met (a point and the outward normal), where
-    ``rests``. Valid while ``state`` holds: the colliders' and the mesh's matrices, friction
-    and standoff. A held press then needs no ray for its resting vertices."""
+    ``rests``, and which collider's face that is (``on``, its index in ``state``). Valid while
+    ``state`` holds: the colliders' (names and matrices, ``state[0]``) and the mesh's matrix,
+    friction and standoff; when only some colliders moved, for the vertices resting on the
+    others and near none that moved (``release``). A held press then needs no ray for its
+    resting vertices, while another collider moves elsewhere."""
 
     def __init__(self, state: tuple, count: int):
         self.state = state
         self.rests = np.zeros(count, dtype=bool)
+        self.on = np.full(count, -1, dtype=np.int16)
         self.origin, self.point, self.normal, self.inward = (np.zeros((count, 3)) for _ in range(4))
 
     def still(self, index, points, standoff: float, tolerance: float) -> np.ndarray:
@@ -845,12 +865,31 @@ class Resting:
         self.rests[resting] = True
         self.origin[resting] = points[found.touching][met]
         self.point[resting], self.normal[resting], self.inward[resting] = point[met], normal[met], found.inward[met]
+        self.on[resting] = -1 if found.rests_on is None else found.rests_on[met]
 
     def restart(self, state: tuple) -> None:
         """Valid for ``state`` now, with no vertex resting (the planes are kept, unread:
         clearing what ``rests`` marks is cheaper than new arrays for every vertex)."""
         self.state = state
         self.rests[:] = False
+
+    def moved(self, state: tuple) -> list[int] | None:
+        """The colliders (indices) whose matrices differ in ``state``; None when anything else
+        does (the colliders themselves, the mesh's matrix, friction, standoff)."""
+        (colliders, *rest), (now, *rest_now) = self.state, state
+        if rest != rest_now or [name for name, _ in colliders] != [name for name, _ in now]:
+            return None
+        return [k for k, (before, after) in enumerate(zip(colliders, now, strict=True)) if before != after]
+
+    def release(self, state: tuple, moved: list[int], near: list[np.ndarray]) -> None:
+        """Valid for ``state`` now, where colliders ``moved`` (indices) moved: the vertices
+        resting on them, and those near them now (``near``: each collider's vertices, by
+        index), rest no longer. A vertex near none of them is out of their reach, and rests
+        where it rested on the others, as their plane tells."""
+        self.state = state
+        self.rests[np.isin(self.on, moved)] = False
+        for k in moved:
+            self.rests[near[k]] = False
 
     def forget(self, which) -> None:
         self.rests[which] = False

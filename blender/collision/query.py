@@ -199,8 +199,12 @@ class CollisionQuery:
         resting = self._resting
         if resting is None or resting.origin.shape[0] != count:
             resting = self._resting = Resting(state, count)
-        elif resting.state != state:  # something moved: no vertex is known to rest
-            resting.restart(state)
+        elif resting.state != state:  # something moved: no vertex near it is known to rest
+            moved = resting.moved(state)
+            if moved is None or len(moved) == len(colliders):  # (all moved: none rests, at once)
+                resting.restart(state)
+            else:
+                resting.release(state, moved, near_each)
         if whole:  # each collider's press axis, from every vertex near it
             self.contacts.aim(rules, points, normal_world)
         # How far the response moved them: friction's drag is bounded by it, and a wide
@@ -214,6 +218,7 @@ class CollisionQuery:
             keep = ~still
             queried, points, normal_world, approach = queried[keep], points[keep], normal_world[keep], approach[keep]
             moved_by = None if moved_by is None else moved_by[keep]
+        reach = self._reach(colliders, near_each, queried, count)
         contact.queried = queried.size
         if queried.size:
             motion = np.stack([points @ move[:3, :3].T + move[:3, 3] - points for move in moves])
@@ -227,6 +232,7 @@ class CollisionQuery:
                 friction,
                 standoff,
                 moved_by,
+                reach,
             )
             # Only the pushed: carried to object space and back, a vertex not pushed would get
             # a rounding-size vector (a turned object), which reads as a push: held where it is,
@@ -330,6 +336,22 @@ class CollisionQuery:
             np.array([not c.closed for c in colliders]),
             None if self.size is None else self.size * float(np.linalg.norm(matrix[:3, :3], 2)),
         )
+
+    def _reach(self, colliders: list[Collider], near_each: list[np.ndarray], queried, count: int) -> np.ndarray | None:
+        """Which of the vertices ``queried`` each collider can reach, (k, m) bool: those its
+        broad phase found near it (``near_each``), for a closed collider cast whole; an open
+        one (whose inside reaches behind its faces) or one cast in part, every vertex. None
+        where every collider reaches every vertex (one collider, say)."""
+        if len(colliders) < 2:  # what one reaches is all that was queried
+            return None
+        reach = np.ones((len(colliders), queried.size), dtype=bool)
+        near = np.zeros(count, dtype=bool)
+        for k, (collider, index) in enumerate(zip(colliders, near_each, strict=True)):
+            if collider.closed and self._patch(collider) is None:
+                near[:] = False
+                near[index] = True
+                reach[k] = near[queried]
+        return None if reach.all() else reach
 
     def _patch(self, collider: Collider) -> Patch | None:
         """How to cast against a closed deforming collider of a mesh whose colliders move
