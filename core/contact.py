@@ -338,7 +338,7 @@ class Contacts:
                 travel = np.linalg.norm(came, axis=1)
                 moved = travel > 0
                 if moved.any():
-                    rays = np.zeros((len(colliders.names), int(moved.sum()), 3))
+                    rays = np.full((len(colliders.names), int(moved.sum()), 3), np.nan)  # others: not cast
                     rays[k] = came[moved] / travel[moved, None]
                     back, back_normals = cast(points[maybe][moved], rays)
                     out = np.isfinite(back[k]) & (back[k] > 0)
@@ -421,8 +421,11 @@ class Contacts:
         normal, the shorter) is as far as the collider reaches into the mesh there. A vertex
         inside a closed collider whose rest is outside it altogether is put back at its rest."""
         length, directions, touch = found
-        axes = {k: self.axes.get(name) for k, name in enumerate(colliders.names) if name in self.wide and sides[k]}
-        wide = {k: axis for k, axis in axes.items() if axis is not None}
+        wide = {
+            k: axis
+            for k, name in enumerate(colliders.names)
+            if name in self.wide and sides[k] and (axis := self.axes.get(name)) is not None
+        }
         held = np.zeros(length.shape, dtype=bool)
         for k in wide:
             held[k] = (length[k] > 0) | touch[k]
@@ -431,7 +434,7 @@ class Contacts:
             return found
         rest = points[rows] - offsets[rows]
         m = rows.size
-        rays = np.zeros((len(colliders.names), 2 * m, 3))
+        rays = np.full((len(colliders.names), 2 * m, 3), np.nan)  # the other colliders' are not cast
         for k, axis in wide.items():
             rays[k, :m] = -axis * sides[k]
             rays[k, m:] = -normals[rows] * sides[k]
@@ -545,7 +548,7 @@ def _shorter(cast: Cast, colliders: Colliders, points, mask, direction, tilted, 
     (``tilted``). A way out under the rounding tolerance leaves the vertex touching."""
     length, directions, touch = found
     asked = mask.any(axis=0).nonzero()[0]
-    other = directions[:, asked].copy()
+    other = np.full(directions[:, asked].shape, np.nan)  # the other colliders' rays are not cast
     for k in mask.any(axis=1).nonzero()[0]:
         inward = np.broadcast_to(direction(k), (points.shape[0], 3))[asked]
         other[k] = tilted(k, inward, asked)
