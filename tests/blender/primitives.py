@@ -3,16 +3,22 @@
 import bpy
 import numpy as np
 
-from blender.mesh_data import topology
+from core.topology import in_own_order
 
 
 def mesh_arrays(obj) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Rest positions (n, 3), polygon corners, polygon sizes and edges of a mesh object (the
-    topology read as the add-on reads it)."""
+    topology read as the add-on reads it, ``blender.mesh_data.topology``)."""
     mesh = obj.data
     rest = np.empty(len(mesh.vertices) * 3)
     mesh.vertices.foreach_get("co", rest)
-    return rest.reshape(-1, 3), *topology(mesh)
+    corners = np.empty(len(mesh.loops), dtype=np.int64)
+    mesh.loops.foreach_get("vertex_index", corners)
+    sizes = np.empty(len(mesh.polygons), dtype=np.int64)
+    mesh.polygons.foreach_get("loop_total", sizes)
+    edges = np.empty(len(mesh.edges) * 2, dtype=np.int64)
+    mesh.edges.foreach_get("vertices", edges)
+    return rest.reshape(-1, 3), *in_own_order(corners, sizes, edges)
 
 
 def _add(operator, **options):
