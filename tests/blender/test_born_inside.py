@@ -1,0 +1,101 @@
+"""A mesh that starts the shot partly inside a floor box wider than twice its size (the
+box is "wide": pressed along its own faces) is pushed out the way to its part outside the
+box, not along its own normals.
+
+Random meshes (a subdivided monkey in half the cases, a UV sphere, a torus, a subdivided
+cylinder lying at 50 degrees), floor boxes 6 to 24 m wide and 0.3 to 1 m thick, flat or
+(one case in four) tilted up to 20 degrees, the mesh made 8 to 22 cm inside the box's top
+(along its normal) at frame 1, held, then keyed up and away; random
+presets. Every frame from the second (the start frame shows the mesh at rest), on the
+evaluated mesh: no vertex inside the box by more than 1e-3 of the mesh's size, and no
+vertex further from where the mesh is keyed than twice the depth it started at (plus the
+preset's standoff and bulge). Before, a monkey made 15 cm into a 20 m floor box threw
+vertices 12 m out through the box's side (her chin's normals point along the floor, and
+nothing had moved yet to say where the box pressed from): 5 of these 24 cases threw
+vertices 3.8 to 15 m.
+"""
+
+import bpy
+import numpy as np
+import pytest
+from test_contact_holds import enable, evaluated, keyed
+from test_secondary import apply_preset
+
+LAST = 30
+
+
+@pytest.fixture(autouse=True)
+def empty(addon):
+    yield
+    bpy.ops.wm.read_homefile(use_empty=True)
+
+
+def made(kind: str) -> bpy.types.Object:
+    if kind == "monkey":
+        bpy.ops.mesh.primitive_monkey_add(size=1.0)
+        bpy.context.object.modifiers.new("subdivided", "SUBSURF").levels = 1
+        bpy.ops.object.modifier_apply(modifier="subdivided")
+    elif kind == "sphere":
+        bpy.ops.mesh.primitive_uv_sphere_add(segments=32, ring_count=16, radius=0.5)
+    elif kind == "torus":
+        bpy.ops.mesh.primitive_torus_add(major_radius=0.4, minor_radius=0.15, rotation=(1.2, 0.3, 0.0))
+        bpy.ops.object.transform_apply(rotation=True)
+    else:  # lying at 50 degrees, one end's rim in the box; subdivided (see README's Known failures)
+        bpy.ops.mesh.primitive_cylinder_add(vertices=32, radius=0.3, depth=1.0, rotation=(0.9, 0.0, 0.0))
+        bpy.context.object.modifiers.new("subdivided", "SUBSURF").levels = 2
+        bpy.ops.object.modifier_apply(modifier="subdivided")
+        bpy.ops.object.transform_apply(rotation=True)
+    return bpy.context.active_object
+
+
+def inside_depth(box, points: np.ndarray) -> np.ndarray:
+    """How far each world point is inside the (scaled, turned) unit cube ``box``: its
+    distance to the nearest face, 0 outside."""
+    matrix = np.array(box.matrix_world)
+    axes = matrix[:3, :3]
+    half = np.linalg.norm(axes, axis=0) / 2  # the box's half extents along its own axes
+    local = (points - matrix[:3, 3]) @ (axes / np.linalg.norm(axes, axis=0))  # along its unit axes
+    room = half - np.abs(local)
+    return np.where((room > 0).all(axis=1), room.min(axis=1), 0.0)
+
+
+@pytest.mark.parametrize("seed", range(24))
+def test_a_mesh_made_inside_a_floor_box_is_pushed_out_toward_its_part_outside(seed):
+    rng = np.random.default_rng(seed)
+    bpy.ops.wm.read_homefile(use_empty=True)
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 1, LAST
+    kind = ("monkey", "sphere", "monkey", "torus", "monkey", "cylinder")[seed % 6]
+    preset = ("Soft Clay", "Rubber", "Flesh", "Jelly", "Stiff Shell")[seed % 5]
+    width, thickness = (6.0, 12.0, 20.0)[seed % 3] * rng.uniform(1.0, 1.2), rng.uniform(0.3, 1.0)
+    tilt = (rng.uniform(-0.35, 0.35), rng.uniform(-0.35, 0.35)) if seed % 4 == 3 else (0.0, 0.0)
+    bpy.ops.mesh.primitive_cube_add(size=1.0, rotation=(*tilt, 0.0))
+    box = bpy.context.active_object
+    box.scale = (width, width, thickness)
+    bpy.context.view_layer.update()
+    up = np.array(box.matrix_world)[:3, 2] / np.linalg.norm(np.array(box.matrix_world)[:3, 2])
+    box.location = tuple(-up * thickness / 2)  # its top through the origin
+    obj = made(kind)
+    rest = np.array([v.co for v in obj.data.vertices])
+    depth = rng.uniform(0.08, 0.22)
+    start = -up * (depth + (rest @ up).min())  # its lowest point ``depth`` under the top
+    keyed(obj, {1: tuple(start), 10: tuple(start), 25: tuple(start + up * 1.5)})
+    scene.frame_set(1)
+    enable(obj, [box])
+    apply_preset(preset)
+    settings = obj.collision_response
+    size = float(np.linalg.norm(np.ptp(rest, axis=0)))
+    bulge = max(0.0, -min(settings.absorption_levels)) * depth
+    allowed = 2.0 * depth + settings.standoff + bulge
+    for frame in range(1, LAST + 1):
+        scene.frame_set(frame)
+        world = evaluated(obj)
+        keyed_here = rest @ np.array(obj.matrix_world)[:3, :3].T + np.array(obj.matrix_world)[:3, 3]
+        if frame == 1:
+            started = inside_depth(box, world).max()
+            assert started > 0.9 * depth, f"made {started:.3f} inside (asked {depth:.3f})"
+            continue
+        inside = inside_depth(box, world).max()
+        assert inside <= 1e-3 * size, f"{kind}, {preset}, frame {frame}: a vertex {inside:.4f} inside the box"
+        moved = np.linalg.norm(world - keyed_here, axis=1).max()
+        assert moved <= allowed, f"{kind}, {preset}, frame {frame}: a vertex moved {moved:.3f} (allowed {allowed:.3f})"
