@@ -12,7 +12,8 @@ face, the plane of that face answers until the vertex moves away (most of a held
 """
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -29,6 +30,7 @@ from ...core.contact import (
     Resting,
     turned,
 )
+from ...core.frame import unchanged
 from ...core.vectors import nonzero_rows
 from .colliders import Collider, carried_box, usable_colliders
 from .patch import Patch
@@ -95,6 +97,21 @@ class CollisionQuery:
         #: them: set for a mesh whose colliders respond too (``blender.together``), whose
         #: surfaces move between a frame's queries.
         self.fresh_colliders = False
+        self._keeping = True  # what it finds is remembered (not inside ``unchanged``)
+
+    @contextmanager
+    def unchanged(self) -> Iterator[None]:
+        """Queries of shown positions (``core.frame.Find``'s ``shown``): what the query
+        remembers is left as it was, the contact memory (``core.frame.unchanged``), the
+        positions the next query measures each vertex's motion from, how far the last step
+        moved (the next broad phase's padding) and where vertices rest."""
+        saved = self._last, self._step_moved, self._keeping
+        self._keeping = False
+        try:
+            with unchanged(self.contacts):
+                yield
+        finally:
+            self._last, self._step_moved, self._keeping = saved
 
     def displacements(
         self,
@@ -243,7 +260,8 @@ class CollisionQuery:
             if found.source is not None:
                 contact.source[queried] = found.source
             contact.touching[queried] = found.touching
-            resting.record(queried, points, found)
+            if self._keeping:
+                resting.record(queried, points, found)
         return contact
 
     def near_within(self, among: np.ndarray, within: float) -> np.ndarray:

@@ -21,31 +21,18 @@ import pytest
 from test_contact_holds import enable, evaluated, keyed
 from test_secondary import apply_preset
 
+from primitives import responding
+
 LAST = 30
+#: The torus turned, the cylinder lying at 50 degrees (one end's rim in the box) and
+#: subdivided twice (plain, it does not hold: README's Known failures).
+POSED = {"torus": ((1.2, 0.3, 0.0), 0), "cylinder": ((0.9, 0.0, 0.0), 2)}
 
 
 @pytest.fixture(autouse=True)
 def empty(addon):
     yield
     bpy.ops.wm.read_homefile(use_empty=True)
-
-
-def made(kind: str) -> bpy.types.Object:
-    if kind == "monkey":
-        bpy.ops.mesh.primitive_monkey_add(size=1.0)
-        bpy.context.object.modifiers.new("subdivided", "SUBSURF").levels = 1
-        bpy.ops.object.modifier_apply(modifier="subdivided")
-    elif kind == "sphere":
-        bpy.ops.mesh.primitive_uv_sphere_add(segments=32, ring_count=16, radius=0.5)
-    elif kind == "torus":
-        bpy.ops.mesh.primitive_torus_add(major_radius=0.4, minor_radius=0.15, rotation=(1.2, 0.3, 0.0))
-        bpy.ops.object.transform_apply(rotation=True)
-    else:  # lying at 50 degrees, one end's rim in the box; subdivided (see README's Known failures)
-        bpy.ops.mesh.primitive_cylinder_add(vertices=32, radius=0.3, depth=1.0, rotation=(0.9, 0.0, 0.0))
-        bpy.context.object.modifiers.new("subdivided", "SUBSURF").levels = 2
-        bpy.ops.object.modifier_apply(modifier="subdivided")
-        bpy.ops.object.transform_apply(rotation=True)
-    return bpy.context.active_object
 
 
 def inside_depth(box, points: np.ndarray) -> np.ndarray:
@@ -65,7 +52,7 @@ def test_a_mesh_made_inside_a_floor_box_is_pushed_out_toward_its_part_outside(se
     bpy.ops.wm.read_homefile(use_empty=True)
     scene = bpy.context.scene
     scene.frame_start, scene.frame_end = 1, LAST
-    kind = ("monkey", "sphere", "monkey", "torus", "monkey", "cylinder")[seed % 6]
+    kind = ("monkey", "uv", "monkey", "torus", "monkey", "cylinder")[seed % 6]
     preset = ("Soft Clay", "Rubber", "Flesh", "Jelly", "Stiff Shell")[seed % 5]
     width, thickness = (6.0, 12.0, 20.0)[seed % 3] * rng.uniform(1.0, 1.2), rng.uniform(0.3, 1.0)
     tilt = (rng.uniform(-0.35, 0.35), rng.uniform(-0.35, 0.35)) if seed % 4 == 3 else (0.0, 0.0)
@@ -75,7 +62,7 @@ def test_a_mesh_made_inside_a_floor_box_is_pushed_out_toward_its_part_outside(se
     bpy.context.view_layer.update()
     up = np.array(box.matrix_world)[:3, 2] / np.linalg.norm(np.array(box.matrix_world)[:3, 2])
     box.location = tuple(-up * thickness / 2)  # its top through the origin
-    obj = made(kind)
+    obj = responding(kind, *POSED.get(kind, ((0.0, 0.0, 0.0), 0)))
     rest = np.array([v.co for v in obj.data.vertices])
     depth = rng.uniform(0.08, 0.22)
     start = -up * (depth + (rest @ up).min())  # its lowest point ``depth`` under the top

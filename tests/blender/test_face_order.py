@@ -19,6 +19,8 @@ import pytest
 from test_contact_holds import enable, keyed
 from test_secondary import apply_preset
 
+from primitives import responding
+
 APART = 10.0  # m between the two copies: neither box reaches the other mesh
 LAST = 44
 
@@ -27,20 +29,6 @@ LAST = 44
 def empty(addon):
     yield
     bpy.ops.wm.read_homefile(use_empty=True)
-
-
-def made(kind: str) -> bpy.types.Object:
-    if kind == "uv":
-        bpy.ops.mesh.primitive_uv_sphere_add(segments=32, ring_count=16, radius=0.5)
-    elif kind == "ico":
-        bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=3, radius=0.5)
-    elif kind == "monkey":
-        bpy.ops.mesh.primitive_monkey_add(size=1.0)
-        bpy.context.object.modifiers.new("subdivided", "SUBSURF").levels = 1
-        bpy.ops.object.modifier_apply(modifier="subdivided")
-    else:  # a cylinder: quads round it, a 32-gon each end
-        bpy.ops.mesh.primitive_cylinder_add(vertices=32, radius=0.4, depth=1.0)
-    return bpy.context.active_object
 
 
 def shuffled_copy(obj, rng) -> bpy.types.Object:
@@ -88,7 +76,7 @@ def test_the_same_mesh_with_its_faces_in_another_order_responds_with_the_same_bi
     preset = ("Rubber", "Jelly", "Flesh", "Soft Clay", "Rubber", "Stiff Shell")[seed % 6]
     friction = float(rng.choice([0.0, 0.5]))
     keep_volume = bool(seed % 2)
-    original = made(kind)
+    original = responding(kind)
     copy = shuffled_copy(original, rng)
     assert [tuple(p.vertices) for p in copy.data.polygons] != [tuple(p.vertices) for p in original.data.polygons]
     pairs = []
