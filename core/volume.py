@@ -20,7 +20,9 @@ What is measured:
 The move is made in a few parts, the colliders asked after each (as for overshoot): a vertex
 that meets one stops there, pushed out of it, and takes no further part; what it did not
 give is given by the others in a second round (``ROUNDS``). No vertex moves further than
-twice the dent is deep, so a reach too small to hold the volume gives back less, never a spike.
+twice the dent is deep times its weight in the ring, so a reach too small to hold the volume
+gives back less, never a spike, and a vertex entering the ring (a keyframed reach that grows)
+rises from nothing, not at once.
 Such a frame is recorded (``shortfall``), and ``needed_reach`` estimates the reach that would
 have held it, for the user to be told.
 
@@ -43,6 +45,9 @@ ROUNDS = 2
 #: The most a vertex is moved, as a multiple of the dent's depth (the deepest any vertex
 #: moved along its rest normal).
 TALLEST = 2.0
+#: A vertex of the ring weighed this much or more may rise the whole ``TALLEST`` times the
+#: dent; less weighed, that share of it (``room``).
+FULL_FROM = 1.0
 #: A round's move is made in parts no longer than this share of the dent's depth, the
 #: colliders asked after each: a collider thinner than that where a vertex rises can be
 #: passed (as one thinner than its own motion in a frame can pass the surface).
@@ -62,7 +67,7 @@ CLOSED_TOLERANCE = 0.02
 OPEN_TOLERANCE = 0.05
 #: ``needed_reach`` asks for a ring that could give back this many times what was missing
 #: without any vertex at its tallest (colliders may hold part of it; the move is not linear).
-MARGIN = 1.5
+MARGIN = 2.0
 #: ``needed_reach`` tries reaches this many times longer than the last, up to the object's size.
 GROWTH = 1.15
 
@@ -82,6 +87,14 @@ class Shortfall:
     def kept(self) -> float:
         """The share of the missing volume given back."""
         return self.given / self.wanted if self.wanted else 1.0
+
+
+def room(weight: np.ndarray) -> np.ndarray:
+    """The share of ``TALLEST`` times the dent a vertex of the ring may rise, from its weight
+    in it: all of it from ``FULL_FROM`` on, less in proportion below, none at the ring's
+    edges. Continuous in the weight, so a vertex entering the ring (a keyframed Reach that
+    grows, a contact that spreads) rises from nothing, not to the whole limit in one frame."""
+    return np.minimum(weight / FULL_FROM, 1.0)
 
 
 def triangles_of(corners: np.ndarray, sizes: np.ndarray) -> np.ndarray:
@@ -252,7 +265,7 @@ class Volume:
             reach *= GROWTH
             distance = self.distance(shortfall.source, reach)
             ring = np.isfinite(distance) & (distance > 0)
-            if rise * float((self.area[ring] * self.falloff(distance[ring], reach)).sum()) >= missing:
+            if rise * float((self.area[ring] * room(self.falloff(distance[ring], reach))).sum()) >= missing:
                 return reach
         return None
 
@@ -298,7 +311,14 @@ class Volume:
             self._record(0.0, source, depth)
             return None
         weight, normals = weight[ring], self.normals[ring]
-        limit = TALLEST * depth
+        # Each vertex rises at most ``TALLEST`` times the dent where the ring weighs it most,
+        # less toward the ring's edges (``room``), not the whole of it wherever the ring is
+        # weighted at all: a ring too
+        # short to hold the volume would otherwise raise a vertex entering it (a Reach that
+        # grows, a contact that spreads) from nothing to the whole limit in one frame, a pop.
+        # So what is shown changes as smoothly as the weights, and a full ring holds what
+        # ``needed_reach`` reckons it holds.
+        limit = TALLEST * depth * room(weight)
         shown = np.array(positions, dtype=np.float32)
         given = np.zeros(ring.size)  # how far each vertex rose along its normal so far
         for _round in range(ROUNDS):

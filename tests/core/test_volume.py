@@ -7,12 +7,15 @@ the contact; a held press gives back the same, frame after frame, for 200 frames
 paths keep every contact invariant with it on, and the same input gives the same bits.
 """
 
+import itertools
+
 import numpy as np
 import pytest
 from test_contact import LEVEL, SIDE, check_frame, random_settings, triangles, wandering_path
 
 from contact_scenes import Ball, Frames
 from core import GridHierarchy, LevelSettings, Surface, build_hierarchy
+from core.vectors import nonzero_rows
 from core.volume import Volume, enclosed_volume
 from scenes import grid_quads, grid_rest, uv_sphere
 
@@ -194,6 +197,33 @@ def press_sheet(reach: float | None, frames: int, profile=(0.0, 0.3, 0.3, 0.3, 0
         shown.append(scene.play(frame))
         response.append(scene.surface.positions.astype(np.float64))
     return scene, np.array(shown), np.array(response)
+
+
+def test_a_reach_that_grows_changes_what_is_shown_smoothly_without_a_pop():
+    """A keyframed Reach rising from 15 to 45 cm over a held press (a Rubber-like sheet: the
+    ring cannot hold it all), asked in steps of 5 mm: each step moves the shown sheet a
+    little and none at once (measured: at most 16 mm, 0.16 of the dent, a step). Before, a
+    vertex entering the ring rose from nothing to the whole limit (twice the dent) in one
+    step: steps of up to 63 mm, the first one moving nothing at all."""
+    scene, _shown, _response = press_sheet(0.15, 36, profile=(0.2, 0.3, 0.4, 0.5, 0.6, 0.6, 1.0))
+    volume, base = scene.volume, scene.surface.positions
+    push, touching = scene.query(base.astype(np.float64), None, np.inf, shown=True)
+    contact = nonzero_rows(push) | touching
+    dent = -base[:, 2].min()
+
+    def push_out(positions, among):
+        return scene.query(positions, among, np.inf, shown=True)[0]
+
+    seen = []
+    for reach in np.arange(0.15, 0.45001, 0.005):
+        volume.measure(float(reach))
+        shown = volume.give_back(base, contact, push_out)
+        seen.append(base if shown is None else shown.copy())
+        assert volume.shortfall is not None  # (short all the way: the ring is full)
+    steps = np.array([np.linalg.norm(b - a, axis=1).max() for a, b in itertools.pairwise(seen)])
+    assert steps.max() < 0.25 * dent, f"{steps.max() / dent:.2f} of the dent in one step"
+    assert (steps > 0).all()  # every step shows the Reach's change
+    assert np.linalg.norm(seen[-1] - seen[0], axis=1).max() > dent  # and it does give back more
 
 
 def test_a_pressed_sheet_keeps_its_displaced_volume_within_5_percent_over_the_region():
