@@ -302,10 +302,18 @@ class Surface:
                 contacts.insert(0, _contact(restricted[0]))
         touch = self._touch_masks(resting)
         coefficients = self._correcting() if correcting else self._per_step(dt) if update else []
-        # What damping held back on coarser levels this step, carried up like positions: each
-        # level's share is measured against the undamped motion, so the split between levels
-        # does not depend on the step length (frame-rate independence with damping).
-        held_back: np.ndarray | None = None
+        # Damping, seen through: each level's share is measured against the undamped response
+        # (every share whole, as if damping let it through at once), so the split between the
+        # levels does not depend on the step length. Carried up like positions, (3, n_j) or
+        # None while there is none: ``lag``, what damping still holds back (this step's and
+        # earlier steps', on coarser levels and this one), and ``change``, how far the
+        # undamped motion this step differs from the shown one (held back now, less what an
+        # earlier step held back and this step lets through). Only while a finer level has
+        # contact to measure.
+        lag: np.ndarray | None = None
+        change: np.ndarray | None = None
+        measures = [bool(c[0].size) for c in contacts[:-1]] + [False]  # (the finest takes what is left)
+        needed = [any(measures[j:]) for j in range(self.level_count)]  # by this level or a finer one
         moved = np.zeros(0, dtype=bool)  # the coarser level's vertices that moved this step
         last = self.level_count - 1
         for j, lv in enumerate(self._levels):
@@ -321,13 +329,15 @@ class Surface:
             coarse_correction = correcting and j < last
             again = np.zeros(count, dtype=bool)  # vertices to place again
             again[contact] = True
+            drained = None
             if update:
                 in_contact = again.copy() if touch is None else again | touch[j]
                 again[self._relax(lv, in_contact, coefficients[j])] = True
                 if not coarse_correction:
                     again[self._stale[j]] = True
                 if j < last and not correcting:
-                    again[self._drain(lv, coefficients[j])] = True
+                    drained = self._drain(lv, coefficients[j])
+                    again[drained[0]] = True
             rows = None if whole or j == 0 else self._rows(j, again, moved)
             old = lv.solution
             if rows is None:  # the whole level
@@ -350,10 +360,17 @@ class Surface:
                     moved_rows = _place_in_frames(frames, parent, _gather(lv.reference, rows))
                     moved_rows += _gather(lv.offsets, rows)
                     placed[:, rows] = moved_rows
-            if j > 0 and held_back is not None:
-                held_back = self.hierarchy.prolong(j, held_back, settings.prolongation, patch=True)
+            if j > 0 and lag is not None and change is not None:
+                lag = self.hierarchy.prolong(j, lag, settings.prolongation, patch=True)
+                change = self.hierarchy.prolong(j, change, settings.prolongation, patch=True)
+            if drained is not None and drained[0].size and needed[j]:
+                waiting, let_through = drained
+                if lag is None or change is None:
+                    lag, change = np.zeros_like(placed), np.zeros_like(placed)
+                lag[:, waiting] += _gather(lv.pending, waiting)
+                change[:, waiting] -= let_through
             if update and contact.size:
-                held_back = self._respond(
+                lag, change = self._respond(
                     lv,
                     placed,
                     contact,
@@ -362,8 +379,10 @@ class Surface:
                     _gather(reach[j], contact),
                     _gather(old, at),
                     coefficients[j],
-                    held_back,
+                    lag,
+                    change,
                     j == last,
+                    j < last and needed[j + 1],
                 )
             if rows is not None:
                 moved = np.zeros(count, dtype=bool)
@@ -424,16 +443,19 @@ class Surface:
         reach: np.ndarray,
         old: np.ndarray,
         c: _Coefficients,
-        held_back: np.ndarray | None,
+        lag: np.ndarray | None,
+        change: np.ndarray | None,
         finest: bool,
-    ) -> np.ndarray | None:
+        carry: bool,
+    ) -> tuple[np.ndarray | None, np.ndarray | None]:
         """Absorb this level's share of the displacement at its ``contact`` vertices, in
         place: ``push`` (3, m) their displacements, ``length`` their lengths, ``reach`` (3, m)
         the deepest goal of a contact below them, from rest, ``old`` their positions before
-        this step.
+        this step; ``lag`` and ``change`` (or None) what damping holds back and how far the
+        undamped motion this step differs from the shown one (``_place``).
 
-        Returns the motion held back by damping so far (coarser levels and this one), or
-        None while there is none.
+        Returns ``lag`` and ``change`` with what this level holds back now added, when a
+        finer level measures against them (``carry``).
         """
         free = _gather(placed, contact)
         if finest:
@@ -446,39 +468,44 @@ class Surface:
             elastic = _gather(lv.elastic, contact) + share
             placed[:, contact] += share
             Surface._set_elastic(lv, contact, elastic, _at(c.yield_limit, contact))
-            return held_back
-        if held_back is not None:
-            free += _gather(held_back, contact)
+            return lag, change
         unit = push / length
-        along = dot(free - old, unit)  # moved by coarser levels
+        # Measured on the undamped response: where the vertex is with everything damping
+        # holds back let through, and how far the coarser levels' shares (whole) moved it.
+        ahead = free if lag is None else free + _gather(lag, contact)
+        along = dot((free if change is None else free + _gather(change, contact)) - old, unit)
         absorption = _at(c.absorption, contact)
         # No further along the push than this step's push, nor than the deepest goal below
         # is from rest: a coarse vertex that pushes from one child after another (a ball
         # sliding, wandering) would otherwise sink a step's push further every step.
         deepest = dot(reach, unit)
-        room = deepest - dot(free - _gather(lv.rest, contact), unit)
+        room = deepest - dot(ahead - _gather(lv.rest, contact), unit)
         left = np.maximum(np.minimum(length - along, room), 0.0)
         # The level's share is a fraction of how deep the colliders reach beneath it, from
-        # rest (a state), less what it already holds along the push: not a fraction of each
-        # step's push, whose sum over a press depends on how many steps it took (the
-        # restriction keeps the longest child's push, and a sum of longest pushes grows with
-        # the number of steps). So a press gives the same dent at any frame rate, and a
-        # press held or sliding (every step pushes again) cannot grow a level's share, in
-        # or out (a bulge), beyond its fraction.
-        wanted = absorption * deepest - dot(_gather(lv.offsets, contact), unit)
+        # rest (a state), less what it already holds along the push (what damping still
+        # holds back of it included): not a fraction of each step's push, whose sum over a
+        # press depends on how many steps it took (the restriction keeps the longest child's
+        # push, and a sum of longest pushes grows with the number of steps). So a press
+        # gives the same dent at any frame rate, and a press held or sliding (every step
+        # pushes again) cannot grow a level's share, in or out (a bulge), beyond its fraction.
+        held = _gather(lv.offsets, contact) + _gather(lv.pending, contact)
+        wanted = absorption * deepest - dot(held, unit)
         share = unit * np.where(absorption >= 0, np.clip(wanted, 0.0, left), np.minimum(wanted, 0.0))
         damping = _at(c.damping, contact)
         delta = share * damping
         if (damping < 1).any():
             # What damping holds back now is let through over the response time (``_drain``);
             # finer levels see it as done, so they do not take it themselves.
-            if held_back is None:
-                held_back = np.zeros_like(placed)
-            held_back[:, contact] += share - delta
-            lv.pending[:, contact] += share - delta
+            withheld = share - delta
+            lv.pending[:, contact] += withheld
+            if carry:
+                if lag is None or change is None:
+                    lag, change = np.zeros_like(placed), np.zeros_like(placed)
+                lag[:, contact] += withheld
+                change[:, contact] += withheld
         placed[:, contact] += delta
         Surface._set_elastic(lv, contact, _gather(lv.elastic, contact) + delta, _at(c.yield_limit, contact))
-        return held_back
+        return lag, change
 
     @staticmethod
     def _set_elastic(lv: _Level, index: np.ndarray, elastic: np.ndarray, limit: np.ndarray) -> None:
@@ -493,20 +520,21 @@ class Surface:
         lv.elastic[:, index] = elastic
         lv.offsets[:, index] = _gather(lv.plastic, index) + elastic
 
-    def _drain(self, lv: _Level, c: _Coefficients) -> np.ndarray:
+    def _drain(self, lv: _Level, c: _Coefficients) -> tuple[np.ndarray, np.ndarray]:
         """Let through this step the damping fraction of what the level's damping held back
         in earlier steps: a level gives way over its response time, in seconds, at any frame
         rate. What is left below float32 resolution is let through whole. Returns the
-        vertices whose offsets changed."""
+        vertices whose offsets changed and what each was let through, (3, m)."""
         waiting = lv.pending.any(axis=0).nonzero()[0]
         if waiting.size == 0:
-            return waiting
+            return waiting, np.zeros((3, 0), dtype=lv.pending.dtype)
         owed = _gather(lv.pending, waiting)
         left = owed * (1 - _at(c.damping, waiting))
         left[np.abs(left) < self._negligible] = 0
         lv.pending[:, waiting] = left
-        Surface._set_elastic(lv, waiting, _gather(lv.elastic, waiting) + owed - left, _at(c.yield_limit, waiting))
-        return waiting
+        let_through = owed - left
+        Surface._set_elastic(lv, waiting, _gather(lv.elastic, waiting) + let_through, _at(c.yield_limit, waiting))
+        return waiting, let_through
 
     def _correcting(self) -> list[_Coefficients]:
         """Coefficients of a correction: the finest level takes all at once, nothing relaxes
