@@ -82,7 +82,7 @@ def test_a_reach_too_small_to_hold_the_volume_gives_back_what_it_can_and_no_spik
 def test_a_reach_far_too_small_is_recorded_with_the_reach_that_would_hold_the_volume():
     """Rubber with a Reach of 2 cm on a 50 cm ball (shorter than its edges: nothing can rise)
     gives back nothing, 24.7 % lost: every frame it falls short is recorded, with what was
-    missing and none of it given back; ``needed_reach`` then says about 33 cm, and that reach
+    missing and none of it given back; ``needed_reach`` then says about 38 cm, and that reach
     keeps the volume within 2 % every frame, with no frame short. A Reach that holds it (30 cm)
     records none, and nor does one that keeps it within the 2 % promised (elastic, 15 cm,
     0.26 % lost) though it gives back less than all."""
@@ -96,7 +96,7 @@ def test_a_reach_far_too_small_is_recorded_with_the_reach_that_would_hold_the_vo
     assert all(s.kept == 0 and s.given == 0 and s.wanted > 0.02 * rest_volume for _f, s in short)
     worst = max((s for _f, s in short), key=lambda s: s.wanted - s.given)
     needed = scene.volume.needed_reach(worst)
-    assert 0.2 < needed < 0.5  # measured 0.33
+    assert 0.2 < needed < 0.5  # measured 0.38 (0.28 while any vertex of the ring could rise the whole limit)
     held, _faces, scene = squeeze("rubber", needed)
     change = np.array([enclosed_volume(p, faces) / rest_volume - 1.0 for p in held])
     assert np.abs(change).max() < 0.02, f"{np.abs(change).max():.2%}"
