@@ -277,8 +277,8 @@ class COLLISION_RESPONSE_PG_settings(bpy.types.PropertyGroup):
     self_contact: BoolProperty(
         name="Self-Contact",
         description="Experimental. Keep the mesh out of itself: where it presses into its own other part (the "
-        "inside of a bending elbow, a fold), both sides give way, each by half. It can flicker while a pose holds "
-        "and tear a deep fold (see the README)",
+        "inside of a bending elbow, a fold), both sides give way, each by half, held at once every frame. Deep "
+        "creases can stay partly inside, and it is slow (see the README)",
         default=False,
         update=_changed,
     )

@@ -1,11 +1,17 @@
 """Self-contact in Blender: a mesh that presses into itself (a bending elbow, a belly fold)
-is pushed out of its own other parts, each side by half (``core.self_contact``'s rules).
+is kept out of its own other parts, each side by half (``core.self_contact``'s rules).
+
+It is what a frame shows on top of the response, as the volume given back is: the solver's
+state stays the response to the colliders, and the moves out of the mesh itself are made
+afresh each frame from the posed surface of that state alone (``core.self_contact.keep_out``),
+so a held pose shows the same bits every frame, and nothing of them is fed back into the
+next frame's relaxation or damping.
 
 The rays are cast in Blender's C++ as the colliders' are (``collision.raycast.RayCaster``,
-one cast for every vertex's two rays), against a hidden copy of the mesh's faces whose
-points are set to the surface asked about: the same positions the colliders are asked about
-(the posed surface of a rigged mesh), never the mesh as last drawn. Setting the points is one
-bulk copy; Blender builds the copy's search tree again at each cast (a few ms at 10k faces).
+one cast for the rays of a round), against a hidden copy of the mesh's faces whose points are
+set to the surface asked about. Setting the points is one bulk copy; Blender builds the
+copy's search tree again at each cast (a few ms at 10k faces). A surface the same as the
+last frame's (a held pose, nothing relaxing) is not cast again: its moves are the last ones.
 """
 
 from typing import cast
@@ -14,7 +20,7 @@ import bpy
 import numpy as np
 
 from ..core import VertexNormals
-from ..core.self_contact import OFFSET, SHARE, TOUCH, pushes, rays, thickness
+from ..core.self_contact import OFFSET, STEP, TOUCH, Faces, Kept, keep_out, rays, thickness
 from .collision.raycast import HELPER_NAME, RayCaster
 
 
@@ -29,40 +35,34 @@ class SelfContact:
         self.name = f"{HELPER_NAME} [{obj.name}]"[:63]
         self.scene, self.corners, self.sizes = scene, corners, sizes
         self.normals = VertexNormals(len(rest), corners, sizes)
+        self.faces = Faces(len(rest), corners, sizes)
         size = float(np.linalg.norm(np.ptp(rest, axis=0))) or 1.0
         self.offset, self.touch = OFFSET * size, TOUCH * size
         self.rest = rest
         self.edge = _edge_lengths(rest, corners, sizes)
         # The deepest a vertex is taken to be: half its thickness at rest (from the first cast).
         self.cap: np.ndarray | None = None
-        self.pressed = 0  # vertices pushed out of the mesh itself at the frame's first question
+        self.pressed = 0  # vertices found inside the mesh itself by the last frame's first round
         self.touching = 0
-        self._asked = 0  # questions so far this frame
-        self._whole_from = 0  # from this question on, each vertex takes the whole of its depth
+        self._last: tuple[np.ndarray, Kept] | None = None  # the last surface asked about, and its answer
+        self._depsgraph: bpy.types.Depsgraph | None = None  # the evaluated one, while ``keep_out`` casts
 
-    def new_frame(self, whole_from: int) -> None:
-        """A frame starts: its first ``whole_from - 1`` questions (the step's and the first
-        rounds of corrections) take half of each depth, both sides of a fold at once; later
-        ones (the last round, what is shown on top) the whole of what is left, so neither
-        side ends inside the other, even where only one side's rays found the overlap."""
-        self._asked, self._whole_from = 0, whole_from
-
-    def find(self, positions: np.ndarray, depsgraph, first: bool = False) -> tuple[np.ndarray, np.ndarray]:
-        """The pushes (n, 3) out of the mesh's other parts and the touching flags (n,) of the
-        surface at ``positions`` (n, 3, object space, as the frame shows it), along its own
-        vertex normals there. ``first``: the frame's first question (what the panel reports)."""
+    def keep_out(self, positions: np.ndarray, depsgraph) -> np.ndarray:
+        """The moves (n, 3) that keep the surface at ``positions`` (n, 3, object space, the
+        posed surface of the response) out of itself (``core.self_contact.keep_out``)."""
+        if self._last is not None and np.array_equal(self._last[0], positions):
+            return self._last[1].moves.astype(np.float32)
+        self._depsgraph = depsgraph
         if self.cap is None:  # at rest no part is inside another: the rays measure thickness
             every = np.arange(len(self.rest))
-            _outward, inward = self._cast(self.rest, self.normals(self.rest, every), depsgraph)
+            _outward, inward = self._cast(self.rest, self.normals(self.rest, every), every)
             self.cap = thickness(inward, self.offset) / 2
-        normals = self.normals(positions, np.arange(len(positions)))
-        outward, inward = self._cast(positions, normals, depsgraph)
-        self._asked += 1
-        share = 1.0 if self._asked >= self._whole_from else SHARE
-        push, touching = pushes(normals, outward, inward, self.offset, self.cap, self.touch, share, self.edge)
-        if first:
-            self.pressed, self.touching = int(np.count_nonzero(push.any(axis=1))), int(np.count_nonzero(touching))
-        return push.astype(np.float32), touching
+        normals = self.normals(positions, np.arange(len(positions))).astype(np.float64)
+        step = STEP * self.edge
+        kept = keep_out(positions, normals, self._cast, self.offset, self.cap, step, self.touch, self.faces)
+        self.pressed, self.touching = kept.pressed, kept.touching
+        self._last = (positions.copy(), kept)
+        return kept.moves.astype(np.float32)
 
     def status(self) -> str:
         """What the panel says of the last frame's self-contact."""
@@ -70,13 +70,14 @@ class SelfContact:
             return "Self-contact: none"
         return f"Self-contact: {self.pressed} vertices pressed into the mesh, {self.touching} touching it"
 
-    def _cast(self, positions: np.ndarray, normals: np.ndarray, depsgraph) -> tuple[np.ndarray, np.ndarray]:
-        """The signed distances (n,) each vertex's out and in rays meet on the surface at
-        ``positions``."""
+    def _cast(self, positions: np.ndarray, normals: np.ndarray, among: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The signed distances (m,) the out and in rays of the vertices ``among`` (m,) meet
+        on the surface at ``positions`` (n, 3), along ``normals`` (n, 3)."""
         surface = self._surface(positions)
-        origins, directions = rays(positions.astype(np.float64), normals.astype(np.float64), self.offset)
-        signed, _normals = self.caster.cast([surface], origins, directions[None], depsgraph)
-        count = len(positions)
+        origins, directions = rays(positions[among].astype(np.float64), normals[among].astype(np.float64), self.offset)
+        assert self._depsgraph is not None
+        signed, _normals = self.caster.cast([surface], origins, directions[None], self._depsgraph)
+        count = among.size
         return signed[0, :count], signed[0, count:]
 
     def _surface(self, positions: np.ndarray) -> bpy.types.Object:

@@ -12,7 +12,7 @@ it at the start frame.
 """
 
 import time
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from dataclasses import dataclass, field
 
 import bpy
@@ -34,10 +34,6 @@ from .self_contact import SelfContact
 
 #: Meshes above this many vertices get a warning: the response still runs, slowly.
 LARGE_MESH = 500_000
-
-#: Corrections after a step of a mesh kept out of itself: both sides of a fold move at once,
-#: each its half, so what one round leaves is a small part of the last.
-SELF_CONTACT_ROUNDS = 3
 
 #: A jump that simulates more frames than this shows its progress (the cursor's counter).
 PROGRESS_FRAMES = 10
@@ -73,11 +69,15 @@ class Simulation:
     volume_advice: tuple[float | None] | None = None
     volume_kept: dict[int, float] = field(default_factory=dict)  # each short frame's share given back
     self_contact: SelfContact | None = None  # when the mesh is kept out of itself
+    # The positions the last frame showed before the moves out of the mesh itself (with them,
+    # ``frames.last``): what an idle frame shows again, moved out of itself again.
+    unkept: np.ndarray | None = None
 
     @property
     def shows_more(self) -> bool:
-        """Whether the key can show more than the solver's state (overshoot, volume)."""
-        return self.overshoot is not None or self.volume is not None
+        """Whether the key can show more than the solver's state (overshoot, volume, the
+        moves out of the mesh itself)."""
+        return self.overshoot is not None or self.volume is not None or self.self_contact is not None
 
     def status(self) -> str:
         """What the panel says of it: the frames cached and what the last one cost."""
@@ -207,7 +207,7 @@ def _build(obj, scene) -> Simulation:
     start = settings.start_frame
     vertex_normals = VertexNormals(len(rest), *topology[:2])
     normals = vertex_normals(rest, np.arange(len(rest)))
-    query = CollisionQuery(scene, obj.name, vertex_normals)
+    query = CollisionQuery(scene, obj.name, vertex_normals, size / 2)
     folds = FoldGuard(rest, *topology[:2], normals)
     simulation = Simulation(
         obj.name, surface, query, fingerprint(obj, level_count), start, start - 1, rest, normals, folds
@@ -333,7 +333,8 @@ def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.D
     if simulation.volume is not None:
         keep_volume.measure(obj, simulation.volume)
     fps = scene.render.fps / scene.render.fps_base
-    with finder(obj, simulation, scene, depsgraph) as find:
+    deformation = posed.Deformation(obj, depsgraph, scene)  # (the frame's: shared with what shows)
+    with deformation, finder(obj, simulation, scene, depsgraph, held=deformation) as find:
         if frame > simulation.start:
             # Without friction every push follows its collider's press axis, which keeps a sheet
             # a height field: only friction's drag along the surface can fold it, so only it
@@ -348,16 +349,19 @@ def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.D
                 simulation.overshoot,
                 structure=held,
                 volume=simulation.volume,
-                rounds=1 if simulation.self_contact is None else SELF_CONTACT_ROUNDS,
             )
         else:  # the start frame is the rest shape: it only shows the colliders to the query
             find(surface.positions, None, np.inf)  # (their motion is measured from there)
             moved = False
-    # An idle step leaves the positions the last frame had (the same bits: no copy, no write).
-    last = simulation.frames.last
-    if moved or last is None:
-        more = shown(surface, simulation.overshoot, simulation.volume)
-        last = surface.positions if more is None or not moved else more
+        # An idle step leaves the positions the last frame had (the same bits: no copy, no write).
+        itself = simulation.self_contact
+        last = simulation.frames.last if itself is None else simulation.unkept
+        if moved or last is None:
+            more = shown(surface, simulation.overshoot, simulation.volume)
+            last = surface.positions if more is None or not moved else more
+        if itself is not None:  # what it shows, kept out of itself: made afresh from it (a pose changes)
+            simulation.unkept = last
+            last = kept_out_of_itself(obj, simulation, last, depsgraph, find, deformation)
     simulation.frames.keep(frame, last)
     if frame > simulation.start:
         keep_volume.record(simulation, frame)
@@ -373,7 +377,7 @@ def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.D
 
 
 @contextmanager
-def finder(obj, simulation: Simulation, scene, depsgraph, weigh=None):
+def finder(obj, simulation: Simulation, scene, depsgraph, weigh=None, held: posed.Deformation | None = None):
     """The frame's ``find`` (see ``core.frame``), as a context: the pushes out of the
     colliders and the touching flags for the solver's positions (rest space). A posed mesh
     is asked about as Blender poses it: the response key is made to hold the positions asked
@@ -382,7 +386,8 @@ def finder(obj, simulation: Simulation, scene, depsgraph, weigh=None):
     through each vertex's deformation (``posed.Deformation``, made once for the frame's
     queries and freed when the context ends). After the step, a rig that moves each vertex
     affinely (``posed.moves_affinely``) carries the step's moves onto the surface the first
-    query met instead: the same positions, without evaluating the mesh again."""
+    query met instead: the same positions, without evaluating the mesh again. The deformation:
+    the frame's, when the caller holds it (``held``; else made and freed here)."""
     settings = obj.collision_response
     candidates, kinds = structure.contact_objects(obj)
     on_posed = posed.is_posed(obj)
@@ -411,9 +416,6 @@ def finder(obj, simulation: Simulation, scene, depsgraph, weigh=None):
             weigh(contact)
         return contact
 
-    itself = simulation.self_contact  # (None: the mesh is not asked about itself)
-    if itself is not None:  # the step's question and the rounds but the last take half
-        itself.new_frame(whole_from=1 + SELF_CONTACT_ROUNDS)
     affine = on_posed and posed.moves_affinely(obj)
     # How much the deformation can lengthen a move: known for a skinned mesh's bones, else
     # taken to be at most twice (a rig's blended bones).
@@ -428,10 +430,7 @@ def finder(obj, simulation: Simulation, scene, depsgraph, weigh=None):
         rest = simulation.rest
         if not on_posed:
             contact = ask(positions, simulation.normals, among, lambda index: positions[index] - rest[index], within)
-            if itself is None:
-                return contact.displacement, contact.touching
-            own, touch = itself.find(positions, depsgraph, among is None)
-            return _with_own(contact.displacement, contact.touching, own, touch)
+            return contact.displacement, contact.touching
         if among is None:  # the state the key holds already, when it does: no write
             # (With overshoot or volume the key shows more than the solver's state: written again.)
             last = simulation.frames.last
@@ -443,9 +442,7 @@ def finder(obj, simulation: Simulation, scene, depsgraph, weigh=None):
             # brought in is pushed out this frame, not the next.
             within = stretch * within
             among = simulation.query.near_within(among, within)
-            if itself is not None:  # every vertex is asked about the surface as the step left it
-                seen = _posed(obj, simulation, positions, depsgraph)
-            elif among.size == 0:
+            if among.size == 0:
                 return np.zeros((count, 3), dtype=np.float32), np.zeros(count, dtype=bool)
             elif affine:  # each move carried through its vertex's matrix is its posed move, exactly
                 asked, seen = first[0]
@@ -453,39 +450,55 @@ def finder(obj, simulation: Simulation, scene, depsgraph, weigh=None):
                 seen[among] += deformation.to_posed(positions[among] - asked[among], among)
             else:  # evaluated again: what a lattice, say, makes of the step
                 seen = _posed(obj, simulation, positions, depsgraph)
-        if among is not None and among.size == 0:  # (asked about itself only)
-            displacement, touching = np.zeros((count, 3), dtype=np.float32), np.zeros(count, dtype=bool)
-        else:
-            contact = ask(
-                seen,
-                lambda index: deformation.normals_to_posed(simulation.normals, index),
-                among,
-                lambda index: deformation.to_posed(positions[index] - rest[index], index),
-                within,
-            )
-            pushed = np.flatnonzero(nonzero_rows(contact.displacement))
-            displacement = contact.displacement.copy()
-            displacement[pushed] = deformation.to_rest(contact.displacement[pushed], pushed)
-            touching = contact.touching
-        if itself is None:
-            return displacement, touching
-        own, touch = itself.find(seen, depsgraph, among is None)  # on the posed surface
-        pushed = np.flatnonzero(nonzero_rows(own))
-        own[pushed] = deformation.to_rest(own[pushed], pushed)
-        return _with_own(displacement, touching, own, touch)
+        contact = ask(
+            seen,
+            lambda index: deformation.normals_to_posed(simulation.normals, index),
+            among,
+            lambda index: deformation.to_posed(positions[index] - rest[index], index),
+            within,
+        )
+        pushed = np.flatnonzero(nonzero_rows(contact.displacement))
+        displacement = contact.displacement.copy()
+        displacement[pushed] = deformation.to_rest(contact.displacement[pushed], pushed)
+        return displacement, contact.touching
 
-    with posed.Deformation(obj, depsgraph, scene) as deformation:
+    with posed.Deformation(obj, depsgraph, scene) if held is None else nullcontext(held) as deformation:
         yield find
 
 
-def _with_own(
-    push: np.ndarray, touching: np.ndarray, own: np.ndarray, touch: np.ndarray
-) -> tuple[np.ndarray, np.ndarray]:
-    """The colliders' pushes and touching flags with those out of the mesh itself: the longer
-    push wins a vertex (as between colliders); a pushed vertex does not touch."""
-    longer = np.einsum("ij,ij->i", own, own) > np.einsum("ij,ij->i", push, push)
-    push = np.where(longer[:, None], own, push)
-    return push, (touching | touch) & ~nonzero_rows(push)
+def kept_out_of_itself(
+    obj, simulation: Simulation, positions: np.ndarray, depsgraph, find=None, deformation=None
+) -> np.ndarray:
+    """``positions`` (n, 3, rest space: what the frame shows) moved out of the mesh itself
+    (``SelfContact.keep_out``) on the surface Blender poses from them, the moves carried back
+    to rest space through each vertex's deformation (``deformation``: the frame's, else made
+    here); then, with ``find`` (the frame's), the vertices moved pushed out of the colliders
+    again, on these shown positions only."""
+    itself = simulation.self_contact
+    assert itself is not None
+    on_posed = posed.is_posed(obj)
+    surface = _posed(obj, simulation, positions, depsgraph) if on_posed else positions
+    moves = itself.keep_out(surface, depsgraph)
+    moving = np.flatnonzero(nonzero_rows(moves))
+    if moving.size == 0:
+        return positions
+    kept = positions.copy()
+    if on_posed:
+        with (
+            nullcontext(deformation)
+            if deformation is not None
+            else posed.Deformation(obj, depsgraph, itself.scene) as carry
+        ):
+            kept[moving] += carry.to_rest(moves[moving], moving)
+    else:
+        kept[moving] += moves[moving]
+    if find is not None:  # what it moved out of itself, out of the colliders (they win)
+        reach = float(
+            np.sqrt(np.einsum("ij,ij->i", kept[moving] - positions[moving], kept[moving] - positions[moving]).max())
+        )
+        out, _touching = find(kept, moving, reach * (1.0 + 1e-5), shown=True)
+        kept += out
+    return kept
 
 
 def _posed(obj, simulation: Simulation, positions: np.ndarray, depsgraph) -> np.ndarray:

@@ -174,9 +174,17 @@ def _step(members: list, sims: list, scene, frame: int, depsgraph) -> None:
             advance_together([sim.surface for sim in sims], ask, 1.0 / fps, close=close)
         else:  # the start frame is the rest shape: it only shows the colliders to the queries
             ask([sim.surface.positions for sim in sims], None)
+        # What a member kept out of itself shows (``simulation.kept_out_of_itself``); its partners
+        # meet its solver's positions, as they meet the others'.
+        shown = [
+            sim.surface.positions
+            if sim.self_contact is None
+            else simulation.kept_out_of_itself(member, sim, sim.surface.positions, depsgraph)
+            for member, sim in zip(members, sims, strict=True)
+        ]
     seconds = time.perf_counter() - started
-    for member, sim in zip(members, sims, strict=True):
-        sim.frames.keep(frame, sim.surface.positions)
+    for member, sim, positions in zip(members, sims, shown, strict=True):
+        sim.frames.keep(frame, positions)
         if sim.pressure is not None:  # (secondary motion is not followed in a group)
             sim.pressures.keep(frame, pressure_of(sim.surface, sim.pressure, sim.normals))
         sim.head = frame

@@ -81,12 +81,21 @@ class Colliders:
 
     names: list[str]  # what the contact memory knows each collider by
     centres: np.ndarray  # (k, 3) bounding-sphere centres
-    sizes: np.ndarray  # (k,) bounding-sphere radii: the scale of every tolerance
+    sizes: np.ndarray  # (k,) bounding-sphere radii: the scale of every tolerance (``scales``)
     cast: Cast
     kinds: np.ndarray | None = None  # (k,) COLLIDER, INTERIOR or CONTAINER; None: all colliders
     #: (k,) open meshes (a plane as floor), whose inside, behind their faces, has no far
     #: side: a vertex in it finds no face behind it. None: all closed.
     open: np.ndarray | None = None
+    #: The mesh's bounding radius, where known: a collider wider than the mesh scales its
+    #: tolerances by the mesh's size, not its own (1e-4 of a 20 m floor is 2 mm: a tenth of a
+    #: pebble resting on it).
+    mesh_size: float | None = None
+
+    def scales(self) -> np.ndarray:
+        """(k,) the length each collider's tolerances are fractions of: its size, or the
+        mesh's where that is smaller."""
+        return self.sizes if self.mesh_size is None else np.minimum(self.sizes, self.mesh_size)
 
     def kind(self, k: int) -> int:
         return COLLIDER if self.kinds is None else int(self.kinds[k])
@@ -132,16 +141,31 @@ class Contacts:
         #: Colliders with vertices near their centre whose normals point all round (no press
         #: axis): wide against the mesh, or inside a closed one (``_aim_by_faces``).
         self.all_round: set[str] = set()
+        #: Colliders more than twice as large as the mesh (a floor, a table under a ball at
+        #: its corner): nearness to their centre does not say where the contact is. Their
+        #: press axis comes from their faces where the mesh meets them (``_aim_by_faces``).
+        self.wide: set[str] = set()
         self.side = np.zeros(count, dtype=np.int8)
         self.held = np.zeros(count, dtype=bool)  # pushed or touching at the last query
+        #: Each wide collider's axis, from its faces where the mesh meets it, kept while near.
+        self.kept_axes: dict[str, np.ndarray] = {}
 
     def aim(self, colliders: "Colliders", points: np.ndarray, normals: np.ndarray) -> None:
         """Each collider's press axis, from every vertex near it (``points`` and their unit
-        reference normals, (m, 3)): their mean normal, weighted by nearness to its centre."""
+        reference normals, (m, 3)): their mean normal, weighted by nearness to its centre. A
+        wide collider keeps the axis its faces gave it (``_aim_by_faces``), or has none yet."""
+        mesh_size = np.inf if colliders.mesh_size is None else colliders.mesh_size  # unknown: none is wide
         for k, (name, centre, size) in enumerate(zip(colliders.names, colliders.centres, colliders.sizes, strict=True)):
             # An interior or a container holds each vertex along its own normal: the normals
             # near a bone inside a closed surface point all round, and no one axis fits them.
             held_by_normals = colliders.kind(k) != COLLIDER
+            if not held_by_normals and size > 2.0 * mesh_size:  # aimed by its own faces (``_aim_by_faces``)
+                self.wide.add(name)
+                self.axes[name] = self.kept_axes.get(name)
+                self.all_round.add(name)
+                continue
+            self.wide.discard(name)
+            self.kept_axes.pop(name, None)
             self.axes[name] = None if held_by_normals else press_axis(points, normals, centre, size)
             # No axis though vertices are near its centre: their normals point all round.
             all_round = self.axes[name] is None and not held_by_normals
@@ -165,6 +189,8 @@ class Contacts:
             self.axes.pop(name, None)
             self.flipped.pop(name, None)
             self.all_round.discard(name)
+            self.wide.discard(name)
+            self.kept_axes.pop(name, None)
 
     def push(
         self,
@@ -203,7 +229,7 @@ class Contacts:
             )
 
         directions = directions_for(sides)
-        sizes = colliders.sizes[:, None]
+        sizes = colliders.scales()[:, None]
         unbounded = colliders.unbounded()
         rules = (motions, was_held, standoff, unbounded)
         cast = self._oriented(colliders)
@@ -222,10 +248,13 @@ class Contacts:
                 sides, directions = reached, directions_for(reached)
                 ahead, behind, _ = _cast_both(cast, points, directions, *rules)
         length, touch = _lengths(ahead[0], behind[0], sizes, standoff, was_held)
-        if self._aim_by_faces(colliders, sides, length, ahead):  # a wide collider: aimed again
+        if self._aim_by_faces(colliders, cast, sides, length, ahead, points, relative):  # a wide collider: aimed again
             directions = directions_for(sides)
             ahead, behind, _ = _cast_both(cast, points, directions, *rules)
             length, touch = _lengths(ahead[0], behind[0], sizes, standoff, was_held)
+        length, directions = self._straighter(
+            cast, colliders, sides, points, normals, motions, friction, offsets, length, directions, standoff
+        )
         undecided = sides == 0  # no vertex within its reach yet (``_sides``): it pushes none
         length[undecided], touch[undecided] = 0.0, False
         if colliders.open is not None and colliders.open.any():
@@ -256,7 +285,7 @@ class Contacts:
         )
         return Pushes(push, touching, planes, directions[which[rests], rests], np.where(pushed, longest, -1))
 
-    def _aim_by_faces(self, colliders: Colliders, sides, length, ahead) -> bool:
+    def _aim_by_faces(self, colliders: Colliders, cast: Cast, sides, length, ahead, points, relative) -> bool:
         """Aim each plain collider that has no press axis from its own faces where the
         vertices inside it leave it (``length`` (k, m) > 0; ``ahead``: the rays' distances
         and the faces' outward normals), the nearest counting most; returns whether any was.
@@ -264,22 +293,90 @@ class Contacts:
         mesh (a floor under a monkey or a foot): its centre is far from where they meet,
         and a vertex pushed along its own normal (the side of a chin) went along the floor,
         out at its far side, metres away. The faces a vertex is nearest to leaving through
-        are where the collider presses it from. (A collider inside a closed mesh is left
+        are where the collider presses it from. A wide collider is also left the way the
+        vertices came in (along ``relative`` (k, m, 3), its motion at them less theirs),
+        through the faces they crossed: a standing tube's normals all lie along a floor box,
+        and leave it through its sides only. (A collider inside a closed mesh is left
         through faces all round: still no axis.)"""
         aimed = False
         for k, name in enumerate(colliders.names):
-            if name not in self.all_round or self.axes.get(name) is not None or sides[k] == 0:
+            kept = self.kept_axes.get(name)
+            if name not in self.all_round or (self.axes.get(name) is not None and kept is None) or sides[k] == 0:
                 continue
             inside = (length[k] > 0) & np.isfinite(ahead[0][k]) & (ahead[0][k] > 0)
-            if not inside.any():
+            distances, normals = ahead[0][k][inside], ahead[1][k][inside]
+            if name in self.wide and kept is None:
+                # Behind an open collider a vertex's own normal may miss it (a tube's lie
+                # along a floor plane): any vertex may have come in.
+                maybe = inside | (colliders.open is not None and bool(colliders.open[k])) & (length[k] == 0)
+                came = relative[k][maybe]
+                travel = np.linalg.norm(came, axis=1)
+                moved = travel > 0
+                if moved.any():
+                    rays = np.zeros((len(colliders.names), int(moved.sum()), 3))
+                    rays[k] = came[moved] / travel[moved, None]
+                    back, back_normals = cast(points[maybe][moved], rays)
+                    out = np.isfinite(back[k]) & (back[k] > 0)
+                    distances = np.concatenate([distances, back[k][out]])
+                    normals = np.concatenate([normals, back_normals[k][out]])
+            if not distances.size:
                 continue
-            weight = 1.0 / np.maximum(ahead[0][k][inside], 1e-9 * colliders.sizes[k])
-            faces = weight @ ahead[1][k][inside]
+            weight = 1.0 / np.maximum(distances, 1e-9 * colliders.sizes[k])
+            faces = weight @ normals
             size = float(np.linalg.norm(faces))
             if size > AXIS_AGREEMENT * float(weight.sum()):
-                self.axes[name] = -faces / size * sides[k]  # along the surface's normals
+                axis = -faces / size * sides[k]  # along the surface's normals
+                # A kept axis follows the faces its rays leave through (a floor that tilts);
+                # cast again only where it turned more than rounding.
+                if kept is not None and float(axis @ kept) >= 1.0 - 1e-9:
+                    continue
+                self.axes[name] = axis
+                if name in self.wide:
+                    self.kept_axes[name] = axis
                 aimed = True
         return aimed
+
+    def _straighter(
+        self, cast, colliders, sides, points, normals, motions, friction, offsets, length, directions, standoff
+    ):
+        """Pushes (lengths (k, m), directions (k, m, 3)) with each vertex inside a collider that
+        faces away from its press axis, and so is pushed toward its own normal
+        (``press_inward``), pushed along the axis instead where that way out is shorter. A
+        vertex facing away is on the far side of a thin part, or in a fold of a curved
+        surface pressed into a wide collider: under a monkey's chin pressed 10 cm into a 20 m
+        floor box, a vertex whose normal lay along the floor went out through the box's far
+        side, 13 m away. The shorter way is the one it came in by. Behind a plane, a vertex
+        facing away may find no way out along its own normal at all (away from the plane):
+        along the axis it does."""
+        away = np.zeros(length.shape, dtype=bool)
+        axes = {}
+        for k, name in enumerate(colliders.names):
+            axis = self.axes.get(name)
+            if axis is None or sides[k] == 0:
+                continue
+            axes[k] = -axis * sides[k]  # pointing in
+            # Inside (or, behind an open collider, maybe: its push ray may miss the plane).
+            maybe_inside = (length[k] > 0) | (colliders.open is not None and bool(colliders.open[k]))
+            away[k] = maybe_inside & ((normals @ axes[k]) * sides[k] > 0)  # the inward normal against it
+        if not away.any():
+            return length, directions
+        asked = away.any(axis=0).nonzero()[0]
+        straight = directions[:, asked].copy()
+        for k, inward in axes.items():
+            grip = friction if colliders.kind(k) == COLLIDER else 0.0
+            held = None if offsets is None else offsets[asked]
+            along = np.broadcast_to(inward, (asked.size, 3))
+            straight[k] = push_direction(along, motions[k, asked], grip, held)
+        signed = cast(points[asked], straight)[0]
+        found = length[:, asked]
+        shorter = away[:, asked] & (signed > 0) & ((found == 0) | (signed + standoff < found))
+        if not shorter.any():
+            return length, directions
+        ks, rows = shorter.nonzero()
+        length, directions = length.copy(), directions.copy()
+        length[ks, asked[rows]] = signed[ks, rows] + standoff
+        directions[ks, asked[rows]] = straight[ks, rows]
+        return length, directions
 
     def _oriented(self, colliders: Colliders) -> Cast:
         """The colliders' cast, with the faces of the open colliders the mesh came to from

@@ -63,7 +63,6 @@ def advance(
     overshoot: Overshoot | None = None,
     structure: bool = False,
     volume: Volume | None = None,
-    rounds: int = 1,
 ) -> bool:
     """Respond for one frame of ``dt`` seconds. Returns False when nothing changed.
 
@@ -74,15 +73,13 @@ def advance(
     contact (``core.volume``), kept out of the colliders. ``structure``: the surface also
     meets an interior or a container (``core.contact``), which hold it against a collider's
     push: the pushed vertices are asked again too, since a push out of a collider can end
-    inside a bone under the skin, or out of the container. ``rounds``: how many times what
-    the step left is asked and corrected, each round asking about what the last moved (more
-    than one for a mesh kept out of itself, whose two sides of a fold each take half)."""
+    inside a bone under the skin, or out of the container."""
     before = surface.positions
     push, touching = find(before, None, np.inf)
     contact = None if volume is None else nonzero_rows(push) | touching  # (before _mend changes push)
     stepped = surface.step(push, dt, touching)
     if stepped:
-        again, held = _mend(surface, find, guard, before, push, structure, rounds)
+        again, held = _mend(surface, find, guard, before, push, structure)
         if contact is not None:  # what the step put back in touches them too (a dent relaxing up into a ball)
             contact |= held | nonzero_rows(again)
     if overshoot is None and volume is None:  # (the default: nothing below runs, the frame is as it was)
@@ -131,10 +128,8 @@ def _mend(
     before: np.ndarray,
     push: np.ndarray,
     structure: bool,
-    rounds: int = 1,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """After a step: straighten folds, then push out what the step put back inside (again,
-    for ``rounds`` rounds, on what the last round moved, while anything is pushed). Returns
+    """After a step: straighten folds, then push out what the step put back inside. Returns
     the pushes out (n, 3) and which vertices the colliders hold then, (n,) bool."""
     after = surface.positions
     moved = rows_differ(after, before)
@@ -153,16 +148,6 @@ def _mend(
     again, touching = find(after, moved.nonzero()[0], _furthest(after - before, pushed))
     if again.any():
         surface.correct(again)
-    for _round in range(rounds - 1):
-        if not again.any():
-            break
-        corrected = nonzero_rows(again).nonzero()[0]
-        after = surface.positions
-        more, touching = find(after, corrected, _furthest_among(after, before, corrected))
-        if not more.any():
-            break
-        surface.correct(more)
-        again = again + more
     return again, touching
 
 

@@ -190,6 +190,7 @@ class Frames:
                 np.array([c.radius for c in self.colliders]),
                 lambda origins, rays: _cast_each(self.colliders, origins, rays),
                 open=np.array([getattr(c, "open", False) for c in self.colliders]),
+                mesh_size=float(np.linalg.norm(np.ptp(self.rest, axis=0))) / 2,  # as the add-on's
             )
             if among is None:  # each collider's press axis, from every vertex near it
                 self.contacts.aim(rules, positions[queried], self.normals[queried])

@@ -30,6 +30,7 @@ os.environ.setdefault("BLENDER_USER_RESOURCES", tempfile.mkdtemp(prefix="collisi
 import bpy  # noqa: E402
 import numpy as np  # noqa: E402
 
+sys.path.insert(0, str(ROOT))  # (the tests' helpers read the add-on's own modules)
 sys.path.insert(0, str(ROOT / "tools"))
 sys.path.insert(0, str(ROOT / "tests" / "blender"))
 import bent_tube  # noqa: E402

@@ -74,8 +74,11 @@ class CollisionQuery:
     asked about.
     """
 
-    def __init__(self, scene: bpy.types.Scene, owner: str = "", normals: "VertexNormals | None" = None):
+    def __init__(
+        self, scene: bpy.types.Scene, owner: str = "", normals: "VertexNormals | None" = None, size: float | None = None
+    ):
         self.caster = RayCaster(scene, owner)
+        self.size = size  # the mesh's bounding radius at rest, object space (None: not known)
         self._vertex_normals = normals
         self.contacts = Contacts(0)
         self.near = np.zeros(0, dtype=bool)  # the broad phase's answer at the last full query
@@ -189,13 +192,13 @@ class CollisionQuery:
             friction,
             standoff,
         )
-        tolerance = TOUCH_TOLERANCE * min(c.radius for c in colliders)
+        rules = self._colliders(colliders, depsgraph, matrix)
+        tolerance = TOUCH_TOLERANCE * float(rules.scales().min())
         resting = self._resting
         if resting is None or resting.origin.shape[0] != count:
             resting = self._resting = Resting(state, count)
         elif resting.state != state:  # something moved: no vertex is known to rest
             resting.restart(state)
-        rules = self._colliders(colliders, depsgraph)
         if whole:  # each collider's press axis, from every vertex near it
             self.contacts.aim(rules, points, normal_world)
         if all(c.rigid for c in colliders):
@@ -302,8 +305,9 @@ class CollisionQuery:
             behind.append(_local(furthest + _box_moved(c.low, c.high, np.eye(4) - back), inverse))
         return behind
 
-    def _colliders(self, colliders: list[Collider], depsgraph) -> Colliders:
-        """The colliders as the contact rules see them, with Blender's ray caster."""
+    def _colliders(self, colliders: list[Collider], depsgraph, matrix: np.ndarray) -> Colliders:
+        """The colliders as the contact rules see them, with Blender's ray caster (``matrix``:
+        the mesh's world matrix, which scales its size)."""
         objects = [c.obj for c in colliders]
         patches = [self._patch(c) for c in colliders]
 
@@ -317,6 +321,7 @@ class CollisionQuery:
             turned(cast, np.array([c.inverted for c in colliders])),
             np.array([c.kind for c in colliders], dtype=np.int8),
             np.array([not c.closed for c in colliders]),
+            None if self.size is None else self.size * float(np.linalg.norm(matrix[:3, :3], 2)),
         )
 
     def _patch(self, collider: Collider) -> Patch | None:

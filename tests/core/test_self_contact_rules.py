@@ -4,12 +4,12 @@ overlapping spheres, as one mesh whose two parts pass into each other."""
 import numpy as np
 import pytest
 
-from core.self_contact import OFFSET, SHARE, TOUCH, pushes, rays, thickness
+from core.self_contact import OFFSET, SHARE, TOUCH, Faces, keep_out, pushes, rays, thickness
 
 CENTRES = np.array([[0.0, 0.0, 0.0], [1.6, 0.0, 0.0]])  # unit spheres, 0.4 deep in each other
 
 
-def cast(origins: np.ndarray, directions: np.ndarray) -> np.ndarray:
+def cast_spheres(origins: np.ndarray, directions: np.ndarray) -> np.ndarray:
     """Signed distance to the first sphere surface each ray meets: positive where the ray
     leaves a sphere there, negative where it enters, nan where it meets none."""
     best = np.full(len(origins), np.inf)
@@ -37,7 +37,7 @@ def sphere_points(count: int) -> np.ndarray:
 def asked(points: np.ndarray, size: float = 2.0):
     offset = OFFSET * size
     origins, directions = rays(points, points, offset)
-    signed = cast(origins, directions)
+    signed = cast_spheres(origins, directions)
     return signed[: len(points)], signed[len(points) :], offset
 
 
@@ -78,3 +78,41 @@ def test_a_depth_past_half_the_thickness_is_the_own_far_wall_and_a_long_push_is_
     push, touching = pushes(normals, outward, inward, 0.0, cap, 1e-4, share=1.0, step=0.1)
     assert push[:, 2].tolist() == pytest.approx([0.0, -0.1, -0.05])
     assert touching.tolist() == [True, False, False]
+
+
+def test_a_move_that_turns_a_face_over_is_shortened_until_none_is():
+    # Two triangles sharing an edge, flat; the shared edge's far corner pushed past the edge.
+    positions = np.array([[0.0, 0.0, 0.0], [1.0, 0.0, 0.0], [0.0, 1.0, 0.0], [1.0, 1.0, 0.0]])
+    faces = Faces(4, np.array([0, 1, 3, 2]), np.array([4]))
+    moves = np.zeros((4, 3))
+    moves[3] = [-1.6, -1.6, 0.0]  # past the diagonal 1-2: the quad turns over
+    kept = faces.unturned(positions, moves)
+    assert np.allclose(kept[:3], 0.0)
+    assert 0 < np.linalg.norm(kept[3]) < np.linalg.norm(moves[3])
+    after = positions + kept
+    for triangle in faces.triangles:
+        a, b, c = after[triangle]
+        assert np.cross(b - a, c - a)[2] > 0
+    assert faces.unturned(positions, kept).tobytes() == kept.tobytes()  # nothing left to shorten
+
+
+def test_keep_out_is_a_function_of_the_surface_alone():
+    """The same surface asked twice gives the same bits; a move is never longer than the cap;
+    the vertices of the first sphere inside the second (which the exact caster holds still)
+    mostly end out of it."""
+    points = sphere_points(600)
+    faces = Faces(600, np.zeros(0, dtype=np.int64), np.zeros(0, dtype=np.int64))  # points alone: no face to turn
+
+    def cast(positions, normals, among):
+        origins, directions = rays(positions[among], normals[among], OFFSET * 2.0)
+        signed = cast_spheres(origins, directions)
+        return signed[: among.size], signed[among.size :]
+
+    first = keep_out(points, points, cast, OFFSET * 2.0, np.full(600, 1.0), np.full(600, 0.3), TOUCH * 2.0, faces)
+    again = keep_out(points, points, cast, OFFSET * 2.0, np.full(600, 1.0), np.full(600, 0.3), TOUCH * 2.0, faces)
+    assert first.moves.tobytes() == again.moves.tobytes()
+    assert first.pressed > 10
+    assert np.linalg.norm(first.moves, axis=1).max() <= 1.0
+    # The pushed ones end on or out of the other sphere (it stands still here: whole rounds).
+    inside = np.linalg.norm(points + first.moves - CENTRES[1], axis=1) < 1.0 - 1e-3
+    assert inside.sum() < np.count_nonzero(np.linalg.norm(points - CENTRES[1], axis=1) < 1.0 - 1e-3) / 4
