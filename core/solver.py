@@ -80,6 +80,9 @@ class Surface:
         self._negligible = DTYPE(NEGLIGIBLE * (float(np.linalg.norm(np.ptp(rest, axis=0))) or 1.0))
         self._build_levels(np.ascontiguousarray(rest.T, dtype=DTYPE))
         self._cache_key: tuple = ()
+        #: ``core.frame``'s last answer of how far the colliders reach into the rest shape, and
+        #: the touching flags it was asked with (reused while a press holds).
+        self.intrusion_seen: tuple[np.ndarray, np.ndarray] | None = None
         self._coefficients: list[_Coefficients] = []
         # Start from the composed rest shape, so vertices no step touches never change a bit.
         self.reset()
@@ -128,6 +131,12 @@ class Surface:
         order (a mesh hierarchy's ``level_vertices``; the finest level's is ``vertex_order``)."""
         return np.ascontiguousarray(self._levels[level].solution.T)
 
+    @property
+    def rest_positions(self) -> np.ndarray:
+        """The rest shape (n, 3), mesh order, in the working precision (a copy)."""
+        rest = self._levels[-1].rest
+        return np.ascontiguousarray((rest if self._rank is None else rest[:, self._rank]).T)
+
     def offsets(self, level: int) -> tuple[np.ndarray, np.ndarray]:
         """Elastic and plastic offsets of one level, each (n_j, 3) in object space, in the
         level's order (as ``level_positions``)."""
@@ -143,6 +152,7 @@ class Surface:
 
     def reset(self) -> None:
         """Back to the rest shape: every offset zero."""
+        self.intrusion_seen = None
         for lv in self._levels:
             lv.elastic[:] = 0
             lv.plastic[:] = 0
@@ -154,7 +164,9 @@ class Surface:
 
     # -- stepping -----------------------------------------------------------------------------
 
-    def step(self, displacement: np.ndarray, dt: float, touching: np.ndarray | None = None) -> bool:
+    def step(
+        self, displacement: np.ndarray, dt: float, touching: np.ndarray | None = None, reach: np.ndarray | None = None
+    ) -> bool:
         """Advance by ``dt`` seconds with the displacement vectors of the finest level.
 
         Parameters
@@ -170,6 +182,15 @@ class Surface:
             but they absorb nothing. Without it, a vertex placed exactly on the collider
             relaxes into it and is pushed out again on alternate steps (a flicker whose
             size depends on the frame rate).
+        reach : (n, 3) float, optional
+            For each vertex, the push out of the colliders from its rest position (zero where
+            the rest shape is outside them): how far they reach into the rest shape
+            (``core.frame`` asks it). With it, the coarse levels take their shares of this,
+            which does not depend on the frame rate, not of ``displacement``; their vertices
+            under a collider relax no further than their share of it; and a collider pushes
+            without pulling: the finest level leaves a vertex where the coarser levels carried
+            it further along its push (or a resting one further along ``reach``) than its
+            goal. Without it, the thesis's step (every invariant test steps so).
 
         With ``settings.substeps`` > 1 the step is split: each sub-step of ``dt / substeps``
         applies its share of what is still left between each contact vertex and its goal
@@ -189,17 +210,18 @@ class Surface:
                 raise ValueError(f"touching must be ({self.vertex_count},), got {touching.shape}")
             resting = touching if self._order is None else touching[self._order]
         self.settings.check(self.level_count, self.vertex_count)
-        if self._idle(d, resting, dt):
+        intrusion = None if reach is None else self._displacement(reach)
+        if self._idle(d, resting, dt) if intrusion is None else self._idle(d, resting, dt, intrusion):
             return False
         count = self.settings.substeps
         if count == 1:
-            self._place(d, update=True, dt=dt, resting=resting)
+            self._place(d, update=True, dt=dt, resting=resting, intrusion=intrusion)
             return True
         goal = self._levels[-1].solution + d
         contact = dot(d, d) > TINY**2
         for i in range(count):
             left = np.where(contact, goal - self._levels[-1].solution, 0.0)
-            self._place(left / (count - i), update=True, dt=dt / count, resting=resting)
+            self._place(left / (count - i), update=True, dt=dt / count, resting=resting, intrusion=intrusion)
         return True
 
     def correct(self, displacement: np.ndarray) -> bool:
@@ -230,7 +252,7 @@ class Surface:
             d = np.nan_to_num(d, nan=0.0, posinf=0.0, neginf=0.0)
         return d
 
-    def _idle(self, d: np.ndarray, resting: np.ndarray | None, dt: float) -> bool:
+    def _idle(self, d: np.ndarray, resting: np.ndarray | None, dt: float, intrusion: np.ndarray | None = None) -> bool:
         """A step that would change nothing: no push, and no elastic offset left to relax
         (each is 0, kept by a vertex resting on a collider, or on a level that never
         recovers), nor a new prolongation method to rebuild for. The shape stays bit for bit,
@@ -241,6 +263,9 @@ class Surface:
         if any(lv.pending.any() for lv in self._levels):  # damping still lets a share through
             return False
         touch = self._touch_masks(resting)
+        inside = None if intrusion is None else self._touch_masks(intrusion.any(axis=0))
+        if inside is not None:
+            touch = inside if touch is None else [a | b for a, b in zip(touch, inside, strict=True)]
         coefficients = self._per_step(dt)
         for j, lv in enumerate(self._levels):
             relaxing = lv.elastic.any(axis=0) & (coefficients[j].relaxation != 0)
@@ -267,6 +292,7 @@ class Surface:
         dt: float = 1.0,
         resting: np.ndarray | None = None,
         correcting: bool = False,
+        intrusion: np.ndarray | None = None,
     ) -> None:
         """One pass down (restriction) and up (response) the hierarchy.
 
@@ -292,6 +318,22 @@ class Surface:
             reach = restricted
             none = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=d.dtype))
             contacts = [none] * (self.level_count - 1) + contacts
+        elif intrusion is not None:
+            # The coarse levels take their shares of how far the colliders reach into the rest
+            # shape (restricted by max), not of this step's pushes: which vertices a collider
+            # catches before a step depends on the step's length (a vertex within one frame's
+            # travel of a ball is caught at 24 fps and carried ahead of it by the coarse levels
+            # at 60), and with max restriction one rim vertex caught or not moved a whole region
+            # of a coarse level (5.9 cm of a level-1 vertex 1.2 m away, Rubber). The rest shape
+            # does not move with the response: what the colliders reach of it is the same at
+            # any frame rate. The finest level takes this step's pushes, as before.
+            inside = _contact(intrusion)[0]
+            restricted, reach = [d], [intrusion]
+            for j in range(self.level_count - 1, 0, -1):
+                reach.insert(0, self.hierarchy.restrict(j, reach[0], "max", inside))
+                restricted.insert(0, reach[0])
+                contacts.insert(0, _contact(reach[0]))
+                inside = contacts[0][0]
         else:
             restricted, reach = [d], [self._reach(d, contacts[0][0])]
             for j in range(self.level_count - 1, 0, -1):
@@ -332,7 +374,14 @@ class Surface:
             drained = None
             if update:
                 in_contact = again.copy() if touch is None else again | touch[j]
-                again[self._relax(lv, in_contact, coefficients[j])] = True
+                floor = None
+                if intrusion is not None and j < last and not correcting and contact.size:
+                    # A coarse vertex the colliders reach into relaxes too, but no further than
+                    # its share of how deep they reach (``_relax``): a collider withdrawing
+                    # lets the level follow it back at once, as it would at a finer rate.
+                    in_contact[contact] = False
+                    floor = (contact, _gather(reach[j], contact), length)
+                again[self._relax(lv, in_contact, coefficients[j], floor)] = True
                 if not coarse_correction:
                     again[self._stale[j]] = True
                 if j < last and not correcting:
@@ -383,6 +432,7 @@ class Surface:
                     change,
                     j == last,
                     j < last and needed[j + 1],
+                    intrusion is not None,
                 )
             if rows is not None:
                 moved = np.zeros(count, dtype=bool)
@@ -420,14 +470,42 @@ class Surface:
         reach[:, pushed] = _gather(lv.solution, pushed) + _gather(d, pushed) - _gather(lv.rest, pushed)
         return reach
 
-    def _relax(self, lv: _Level, in_contact: np.ndarray, c: _Coefficients) -> np.ndarray:
+    def _relax(
+        self,
+        lv: _Level,
+        in_contact: np.ndarray,
+        c: _Coefficients,
+        floor: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+    ) -> np.ndarray:
         """Elastic offsets out of contact shrink by the relaxation fraction; contact keeps them.
         What shrinks below float32 resolution at the object's size becomes exactly 0.
+        ``floor``: vertices (sorted indices), the colliders' intrusion below each (3, m) and
+        its length (m,): these relax too, but their offsets along the intrusion stay at least
+        their absorption's share of it (at most, for a bulge), or where they were if that is
+        less: the level gives back what the colliders no longer hold, and no more.
         Returns the vertices whose offsets changed."""
         if not c.relaxation.any():
             return np.zeros(0, dtype=np.int64)
         relaxing = (lv.elastic.any(axis=0) & ~in_contact).nonzero()[0]
-        elastic = _gather(lv.elastic, relaxing) * _at(c.kept, relaxing)
+        old = _gather(lv.elastic, relaxing)
+        elastic = old * _at(c.kept, relaxing)
+        if floor is not None:
+            contact, reach, length = floor
+            at = np.minimum(np.searchsorted(contact, relaxing), contact.size - 1)
+            cols = (contact[at] == relaxing).nonzero()[0]  # the relaxing vertices under a collider
+            if cols.size:
+                which, at = relaxing[cols], at[cols]
+                unit = _gather(reach, at) / length[at]
+                absorption = _at(c.absorption, which)
+                held = _gather(lv.plastic, which) + _gather(lv.pending, which)
+                was = dot(old[:, cols] + held, unit)
+                now = dot(elastic[:, cols] + held, unit)
+                pressing = absorption >= 0
+                bound = np.where(
+                    pressing, np.minimum(absorption * length[at], was), np.maximum(absorption * length[at], was)
+                )
+                fix = np.where(pressing, np.maximum(bound - now, 0.0), np.minimum(bound - now, 0.0))
+                elastic[:, cols] += unit * fix
         elastic[np.abs(elastic) < self._negligible] = 0
         lv.elastic[:, relaxing] = elastic
         lv.offsets[:, relaxing] = _gather(lv.plastic, relaxing) + elastic
@@ -447,6 +525,7 @@ class Surface:
         change: np.ndarray | None,
         finest: bool,
         carry: bool,
+        unilateral: bool = False,
     ) -> tuple[np.ndarray | None, np.ndarray | None]:
         """Absorb this level's share of the displacement at its ``contact`` vertices, in
         place: ``push`` (3, m) their displacements, ``length`` their lengths, ``reach`` (3, m)
@@ -465,6 +544,14 @@ class Surface:
             # part of their share back (damping: the coarser levels give way over time, and
             # the contact holds meanwhile).
             share = old + push - free
+            if unilateral:
+                # A collider pushes, it does not pull: where the coarser levels carried a
+                # vertex further along its push than its goal (or a resting one away from the
+                # collider its rest shape is in), it stays where they carried it.
+                way = np.where(push.any(axis=0), push, reach)
+                size = norm(way)
+                unit = way / np.where(size > 0, size, 1)
+                share += unit * np.maximum(-dot(share, unit), 0.0)
             elastic = _gather(lv.elastic, contact) + share
             placed[:, contact] += share
             Surface._set_elastic(lv, contact, elastic, _at(c.yield_limit, contact))
