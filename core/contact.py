@@ -57,6 +57,9 @@ AXIS_BLEND = 0.5
 #: long (the normals agree on a side); shorter, they point all round: no axis.
 AXIS_AGREEMENT = 0.5
 
+#: The cosine of the most a wide collider's kept press axis turns in one query (25 degrees).
+KEPT_TURN = float(np.cos(np.radians(25.0)))
+
 #: What a collider is to the surface. A collider presses from the side it came from and the
 #: longest push wins; an interior (a bone, a rib cage under the skin) is a volume the surface
 #: must stay outside of, pushed out along its own normals; a container is a volume it must stay
@@ -139,7 +142,7 @@ class Contacts:
         #: behind its faces, so its solid side is in front of them (``_came_from_behind``).
         self.flipped: dict[str, bool] = {}
         #: Colliders with vertices near their centre whose normals point all round (no press
-        #: axis): wide against the mesh, or inside a closed one (``_aim_by_faces``).
+        #: axis): inside a closed mesh, say (``_aim_by_faces``).
         self.all_round: set[str] = set()
         #: Colliders more than twice as large as the mesh (a floor, a table under a ball at
         #: its corner): nearness to their centre does not say where the contact is. Their
@@ -162,7 +165,7 @@ class Contacts:
             if not held_by_normals and size > 2.0 * mesh_size:  # aimed by its own faces (``_aim_by_faces``)
                 self.wide.add(name)
                 self.axes[name] = self.kept_axes.get(name)
-                self.all_round.add(name)
+                self.all_round.discard(name)
                 continue
             self.wide.discard(name)
             self.kept_axes.pop(name, None)
@@ -215,16 +218,15 @@ class Contacts:
         if any(name not in self.axes for name in colliders.names):  # not aimed yet: from these
             self.aim(colliders, points, normals)
 
+        def tilted(k: int, inward: np.ndarray, rows=slice(None)) -> np.ndarray:  # collider k's pushes at rows
+            grip = friction if colliders.kind(k) == COLLIDER else 0.0  # structure holds, it does not drag
+            return push_direction(inward, motions[k, rows], grip, None if offsets is None else offsets[rows])
+
         def directions_for(sides: np.ndarray) -> np.ndarray:  # (k, m, 3)
             return np.stack(
                 [
-                    push_direction(
-                        press_inward(-normals * side, self.axes[name], side),
-                        motion,
-                        friction if colliders.kind(k) == COLLIDER else 0.0,  # structure holds, it does not drag
-                        offsets,
-                    )
-                    for k, (name, side, motion) in enumerate(zip(colliders.names, sides, motions, strict=True))
+                    tilted(k, press_inward(-normals * side, self.axes[name], side))
+                    for k, (name, side) in enumerate(zip(colliders.names, sides, strict=True))
                 ]
             )
 
@@ -252,8 +254,8 @@ class Contacts:
             directions = directions_for(sides)
             ahead, behind, _ = _cast_both(cast, points, directions, *rules)
             length, touch = _lengths(ahead[0], behind[0], sizes, standoff, was_held)
-        length, directions = self._straighter(
-            cast, colliders, sides, points, normals, motions, friction, offsets, length, directions, standoff
+        length, directions, touch = self._straighter(
+            cast, colliders, sides, points, normals, tilted, standoff, ahead, (length, directions, touch)
         )
         undecided = sides == 0  # no vertex within its reach yet (``_sides``): it pushes none
         length[undecided], touch[undecided] = 0.0, False
@@ -300,15 +302,18 @@ class Contacts:
         through faces all round: still no axis.)"""
         aimed = False
         for k, name in enumerate(colliders.names):
-            kept = self.kept_axes.get(name)
-            if name not in self.all_round or (self.axes.get(name) is not None and kept is None) or sides[k] == 0:
+            # A wide collider is aimed, or its kept axis followed, at every push; another only
+            # while its normals point all round and it has no axis.
+            plain_unaimed = name in self.all_round and self.axes.get(name) is None
+            if sides[k] == 0 or not (name in self.wide or plain_unaimed):
                 continue
+            kept = self.kept_axes.get(name)
             inside = (length[k] > 0) & np.isfinite(ahead[0][k]) & (ahead[0][k] > 0)
             distances, normals = ahead[0][k][inside], ahead[1][k][inside]
             if name in self.wide and kept is None:
                 # Behind an open collider a vertex's own normal may miss it (a tube's lie
-                # along a floor plane): any vertex may have come in.
-                maybe = inside | (colliders.open is not None and bool(colliders.open[k])) & (length[k] == 0)
+                # along a floor plane): any vertex whose ray met nothing may have come in.
+                maybe = inside | (_is_open(colliders, k) & np.isnan(ahead[0][k]))
                 came = relative[k][maybe]
                 travel = np.linalg.norm(came, axis=1)
                 moved = travel > 0
@@ -325,10 +330,16 @@ class Contacts:
             faces = weight @ normals
             size = float(np.linalg.norm(faces))
             if size > AXIS_AGREEMENT * float(weight.sum()):
-                axis = -faces / size * sides[k]  # along the surface's normals
-                # A kept axis follows the faces its rays leave through (a floor that tilts);
-                # cast again only where it turned more than rounding.
-                if kept is not None and float(axis @ kept) >= 1.0 - 1e-9:
+                # Kept to 1e-3: where a ray meets an edge or a corner (a ball right above a
+                # sphere's pole), which face Blender reports can change when the same scene is
+                # built again, and the same scene must give the same bits.
+                axis = np.round(-faces / size * sides[k], 3)  # along the surface's normals
+                axis /= np.linalg.norm(axis)
+                # A kept axis follows the faces its rays leave through (a floor that tilts), by
+                # less than KEPT_TURN a query: a jump is a vertex leaving through a far face (the
+                # side of a floor box, metres away), not a turn. Cast again only where it turned
+                # more than rounding.
+                if kept is not None and not 1.0 - 1e-9 > float(axis @ kept) >= KEPT_TURN:
                     continue
                 self.axes[name] = axis
                 if name in self.wide:
@@ -336,18 +347,21 @@ class Contacts:
                 aimed = True
         return aimed
 
-    def _straighter(
-        self, cast, colliders, sides, points, normals, motions, friction, offsets, length, directions, standoff
-    ):
-        """Pushes (lengths (k, m), directions (k, m, 3)) with each vertex inside a collider that
-        faces away from its press axis, and so is pushed toward its own normal
-        (``press_inward``), pushed along the axis instead where that way out is shorter. A
-        vertex facing away is on the far side of a thin part, or in a fold of a curved
-        surface pressed into a wide collider: under a monkey's chin pressed 10 cm into a 20 m
-        floor box, a vertex whose normal lay along the floor went out through the box's far
-        side, 13 m away. The shorter way is the one it came in by. Behind a plane, a vertex
-        facing away may find no way out along its own normal at all (away from the plane):
-        along the axis it does."""
+    def _straighter(self, cast, colliders, sides, points, normals, tilted, standoff, ahead, found):
+        """The pushes ``found`` (lengths (k, m), directions (k, m, 3), touching (k, m)) with
+        each vertex inside a collider that faces away from its press axis, and so is pushed
+        toward its own normal (``press_inward``), pushed along the axis instead where that way
+        out is shorter (``tilted(k, inward, rows)``: collider k's push directions). A vertex
+        facing away is on the far side of a thin part, or in a fold of a curved surface
+        pressed into a wide collider: under a monkey's chin pressed 10 cm into a 20 m floor
+        box, a vertex whose normal lay along the floor went out through the box's far side,
+        13 m away. The shorter way is the one it came in by. Behind a plane, a vertex facing
+        away may find no way out along its own normal at all (away from the plane): along the
+        axis it does. One left on the face by the last push is 0 from it along the axis: it
+        touches (it was thrown 4 m along a floor box when that was not a way out). A vertex
+        inside a wide collider also tries its own normal: near a floor box's edge its way out
+        is through the side, not up the axis the box's top gave."""
+        length, directions, touch = found
         away = np.zeros(length.shape, dtype=bool)
         axes = {}
         for k, name in enumerate(colliders.names):
@@ -355,28 +369,20 @@ class Contacts:
             if axis is None or sides[k] == 0:
                 continue
             axes[k] = -axis * sides[k]  # pointing in
-            # Inside (or, behind an open collider, maybe: its push ray may miss the plane).
-            maybe_inside = (length[k] > 0) | (colliders.open is not None and bool(colliders.open[k]))
+            # Inside, or behind an open collider where its push ray met nothing (it may leave
+            # past the plane's edge, or point away from it).
+            maybe_inside = (length[k] > 0) | (_is_open(colliders, k) & np.isnan(ahead[0][k]))
             away[k] = maybe_inside & ((normals @ axes[k]) * sides[k] > 0)  # the inward normal against it
-        if not away.any():
-            return length, directions
-        asked = away.any(axis=0).nonzero()[0]
-        straight = directions[:, asked].copy()
-        for k, inward in axes.items():
-            grip = friction if colliders.kind(k) == COLLIDER else 0.0
-            held = None if offsets is None else offsets[asked]
-            along = np.broadcast_to(inward, (asked.size, 3))
-            straight[k] = push_direction(along, motions[k, asked], grip, held)
-        signed = cast(points[asked], straight)[0]
-        found = length[:, asked]
-        shorter = away[:, asked] & (signed > 0) & ((found == 0) | (signed + standoff < found))
-        if not shorter.any():
-            return length, directions
-        ks, rows = shorter.nonzero()
-        length, directions = length.copy(), directions.copy()
-        length[ks, asked[rows]] = signed[ks, rows] + standoff
-        directions[ks, asked[rows]] = straight[ks, rows]
-        return length, directions
+        # A wide collider's axis is its faces' where the mesh first met it: where the mesh
+        # leaves it through another face (a ball sliding off a floor box's edge, down its
+        # side), a vertex's own normal is the shorter way out, not up through the box.
+        wide = np.array([name in self.wide for name in colliders.names])[:, None] & (length > 0) & ~away
+        for mask, direction in ((away, lambda k: axes[k]), (wide, lambda k: -normals * sides[k])):
+            if mask.any():
+                length, directions, touch = _shorter(
+                    cast, colliders, points, mask, direction, tilted, standoff, (length, directions, touch)
+                )
+        return length, directions, touch
 
     def _oriented(self, colliders: Colliders) -> Cast:
         """The colliders' cast, with the faces of the open colliders the mesh came to from
@@ -433,6 +439,36 @@ class Contacts:
         chosen = np.zeros(sides.shape, dtype=bool)
         chosen[new] = sides[new] != 0
         return sides, chosen
+
+
+def _shorter(cast: Cast, colliders: Colliders, points, mask, direction, tilted, standoff: float, found) -> tuple:
+    """The pushes ``found`` (lengths, directions, touching; (k, m) each, directions (k, m,
+    3)) with the vertices ``mask`` (k, m) pushed another way where it is the shorter way
+    out: ``direction(k)``, collider k's inward direction, (3,) or (m, 3), tilted by friction
+    (``tilted``). A way out under the rounding tolerance leaves the vertex touching."""
+    length, directions, touch = found
+    asked = mask.any(axis=0).nonzero()[0]
+    other = directions[:, asked].copy()
+    for k in mask.any(axis=1).nonzero()[0]:
+        inward = np.broadcast_to(direction(k), (points.shape[0], 3))[asked]
+        other[k] = tilted(k, inward, asked)
+    signed = cast(points[asked], other)[0]
+    was = length[:, asked]
+    shorter = mask[:, asked] & (signed >= 0) & ((was == 0) | (signed + standoff < was))
+    if not shorter.any():
+        return length, directions, touch
+    ks, rows = shorter.nonzero()
+    length, directions, touch = length.copy(), directions.copy(), touch.copy()
+    out = signed[ks, rows] + standoff
+    on_face = out <= TOUCH_TOLERANCE * colliders.scales()[ks]  # as ``_lengths``'s rounding
+    length[ks, asked[rows]] = np.where(on_face, 0.0, out)
+    touch[ks, asked[rows]] |= on_face
+    directions[ks, asked[rows]] = other[ks, rows]
+    return length, directions, touch
+
+
+def _is_open(colliders: Colliders, k: int) -> bool:
+    return colliders.open is not None and bool(colliders.open[k])
 
 
 def turned(cast: Cast, flips: np.ndarray) -> Cast:

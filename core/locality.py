@@ -14,7 +14,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from .graph import ranges
+from .graph import ranges, sort_with_order, stable_argsort
 
 
 def nested_orders(sizes: list[int], transfers) -> list[np.ndarray]:
@@ -26,7 +26,7 @@ def nested_orders(sizes: list[int], transfers) -> list[np.ndarray]:
     for transfer in transfers:
         count = transfer.parents.shape[1]
         heaviest = transfer.parents[np.argmax(transfer.weights, axis=0), np.arange(count)]
-        order = np.argsort(rank[heaviest], kind="stable")  # ties: the old order
+        order = stable_argsort(rank[heaviest])  # ties: the old order
         orders.append(order)
         rank = inverse(order)
     return orders
@@ -40,13 +40,12 @@ def inverse(order: np.ndarray) -> np.ndarray:
 
 
 def relabel_transfer(transfer, coarse_rank: np.ndarray, fine_order: np.ndarray, fine_rank: np.ndarray):
-    """A transfer between two levels with both relabelled. A coarse vertex's children keep
-    their order, so a restriction breaks ties (and sums) as before."""
-    group = coarse_rank[transfer.child_group]
-    by_group = np.argsort(group, kind="stable")  # each group's entries stay in their order
-    group = group[by_group]
+    """A transfer between two levels with both relabelled, its entries grouped by coarse
+    vertex (they may come in any order of groups) and indexed. A coarse vertex's children
+    keep their order, so a restriction breaks ties (and sums) as before."""
+    group, by_group = sort_with_order(coarse_rank[transfer.child_group])  # each group's entries stay in their order
     child = fine_rank[transfer.child_fine[by_group]]
-    by_child = np.argsort(child, kind="stable")
+    by_child = stable_argsort(child)
     return replace(
         transfer,
         parents=coarse_rank[transfer.parents[:, fine_order]],
@@ -89,6 +88,6 @@ def stencil_readers(own) -> tuple[np.ndarray, np.ndarray]:
     group starts (n + 1)."""
     count = own.u1.size
     ends = np.concatenate([getattr(own, name) for name in ENDS])
-    order = np.argsort(ends, kind="stable")
+    ends, order = sort_with_order(ends)
     readers = np.tile(np.arange(count), 4)[order]
-    return readers, np.searchsorted(ends[order], np.arange(count + 1))
+    return readers, np.searchsorted(ends, np.arange(count + 1))

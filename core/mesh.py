@@ -12,6 +12,7 @@ neighbourhood on its prolongated parent surface, which turn exactly with any rig
 and with the coarse triangles the vertex lies on (as the grid's linear prolongation does).
 """
 
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
 import numpy as np
@@ -20,11 +21,14 @@ from .constants import DTYPE, SETTLED_STEP, TINY
 from .frames import TangentFrames
 from .graph import (
     components,
+    first_largest,
+    first_smallest,
     group_argmax,
     independent_set,
     polygon_neighbours,
     ranges,
     settled,
+    sort_with_order,
     symmetric_graph,
 )
 from .grid import Prolongation, Restriction
@@ -110,30 +114,41 @@ class MeshHierarchy:
         graphs = [(heads, tails)]
         transfers: list[_Transfer] = []
         island = components(count, heads, tails)
-        while True:
-            fine = members[-1]
-            h, t = graphs[-1]
-            keep = independent_set(fine.size, h, t)
-            # An island that would keep fewer than a handful is not coarsened: a coarser
-            # level with two points could not carry a rotation (two points are a line).
-            labels = np.unique(island[fine], return_inverse=True)[1]
-            keep |= np.bincount(labels, keep)[labels] < ISLAND_MINIMUM
-            kept = int(keep.sum())
-            if kept < SMALLEST_LEVEL or kept > STALLED * fine.size:
-                break
-            transfer, coarse_graph = _coarsen(rest[fine], keep, h, t)
-            transfers.append(transfer)
-            members.append(fine[keep])
-            graphs.append(coarse_graph)
-        members.reverse()
-        graphs.reverse()
-        transfers.reverse()
+        # The finest level's frames, the largest part of the build, need only its transfer:
+        # a second thread works them out while this one coarsens further (numpy lets go of
+        # the GIL in its passes over large arrays). The same arrays either way.
+        finest_frames = None
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            while True:
+                fine = members[-1]
+                h, t = graphs[-1]
+                keep = independent_set(fine.size, h, t)
+                # An island that would keep fewer than a handful is not coarsened: a coarser
+                # level with two points could not carry a rotation (two points are a line).
+                labels = np.unique(island[fine], return_inverse=True)[1]
+                keep |= np.bincount(labels, keep)[labels] < ISLAND_MINIMUM
+                kept = int(keep.sum())
+                if kept < SMALLEST_LEVEL or kept > STALLED * fine.size:
+                    break
+                transfer, coarse_graph = _coarsen(rest[fine], keep, h, t)
+                if finest_frames is None:
+                    finest_frames = pool.submit(_frame_stencil, transfer, rest[fine[keep]], (h, t), coarse_graph)
+                transfers.append(transfer)
+                members.append(fine[keep])
+                graphs.append(coarse_graph)
+            members.reverse()
+            graphs.reverse()
+            transfers.reverse()
+            stencils = [
+                _frame_stencil(transfers[j - 1], rest[members[j - 1]], graphs[j], graphs[j - 1])
+                for j in range(1, len(members) - 1)
+            ]
+            if finest_frames is not None:
+                stencils.append(finest_frames.result())
         self._members = members
         self._transfers = transfers  # _transfers[j - 1]: from level j-1 to level j
         self.sizes = [m.size for m in members]
-        self._stencils = [
-            self._frame_stencil(j, rest[members[j - 1]], graphs[j], graphs[j - 1]) for j in range(1, len(members))
-        ]
+        self._stencils = stencils
         self._put_in_local_order()
 
     def _put_in_local_order(self) -> None:
@@ -149,35 +164,6 @@ class MeshHierarchy:
         #: The mesh vertex at each place of the finest level: a solver reads its inputs
         #: through it and writes its output back through it.
         self.vertex_order: np.ndarray | None = self._members[-1]
-
-    def _frame_stencil(self, level: int, coarse_rest: np.ndarray, graph, coarse_graph) -> _FrameStencil:
-        """Where the frames of ``level`` come from: a stencil on its prolongated parent
-        surface at rest, and the coarse level's stencil at the heaviest parent where that
-        surface is flat around a vertex."""
-        parent_surface = self.prolong(level, coarse_rest.T, "linear").T
-        own, flat = _stencil(parent_surface, *graph)
-        fallback = flat.nonzero()[0]
-        transfer = self._transfers[level - 1]
-        heaviest = transfer.parents[np.argmax(settled(transfer.weights[:, fallback], 1.0), axis=0), fallback]
-        heads, tails = coarse_graph
-        coarse, coarse_flat = _stencil(coarse_rest, heads, tails, of=heaviest)
-        if coarse_flat.any():
-            # Flat on both levels (a coarse level of a thin tube is nearly a line): the thin
-            # neighbourhood's own tangents still make a frame that turns with the surface,
-            # where the object's axes would not turn at all.
-            thin = fallback[coarse_flat]
-            level_heads, level_tails = graph
-            last, still_flat = _stencil(parent_surface, level_heads, level_tails, of=thin, min_sine=LAST_RESORT_SINE)
-            use = ~still_flat
-            for name in ("u1", "u0", "v1", "v0"):
-                getattr(own, name)[thin[use]] = getattr(last, name)[use]
-            keep = np.ones(fallback.size, dtype=bool)
-            keep[coarse_flat.nonzero()[0][use]] = False
-            fallback, heaviest = fallback[keep], heaviest[keep]
-            coarse = _Stencil(*(getattr(coarse, name)[keep] for name in ("u1", "u0", "v1", "v0")))
-        slot = np.full(own.u1.size, -1)
-        slot[fallback] = np.arange(fallback.size)
-        return _FrameStencil(own, fallback, coarse, slot, *stencil_readers(own))
 
     @classmethod
     def from_triangles(cls, rest: np.ndarray, triangles: np.ndarray) -> "MeshHierarchy":
@@ -303,6 +289,35 @@ class MeshHierarchy:
         return self._members[level]
 
 
+def _frame_stencil(transfer: _Transfer, coarse_rest: np.ndarray, graph, coarse_graph) -> _FrameStencil:
+    """Where the frames of a level come from (``transfer`` from the level below to it): a
+    stencil on its prolongated parent surface at rest, and the coarse level's stencil at the
+    heaviest parent where that surface is flat around a vertex."""
+    parent_surface = _interpolate(coarse_rest.T, transfer.parents, transfer.weights).T
+    own, flat = _stencil(parent_surface, *graph)
+    fallback = flat.nonzero()[0]
+    heaviest = transfer.parents[np.argmax(settled(transfer.weights[:, fallback], 1.0), axis=0), fallback]
+    heads, tails = coarse_graph
+    coarse, coarse_flat = _stencil(coarse_rest, heads, tails, of=heaviest)
+    if coarse_flat.any():
+        # Flat on both levels (a coarse level of a thin tube is nearly a line): the thin
+        # neighbourhood's own tangents still make a frame that turns with the surface,
+        # where the object's axes would not turn at all.
+        thin = fallback[coarse_flat]
+        level_heads, level_tails = graph
+        last, still_flat = _stencil(parent_surface, level_heads, level_tails, of=thin, min_sine=LAST_RESORT_SINE)
+        use = ~still_flat
+        for name in ("u1", "u0", "v1", "v0"):
+            getattr(own, name)[thin[use]] = getattr(last, name)[use]
+        keep = np.ones(fallback.size, dtype=bool)
+        keep[coarse_flat.nonzero()[0][use]] = False
+        fallback, heaviest = fallback[keep], heaviest[keep]
+        coarse = _Stencil(*(getattr(coarse, name)[keep] for name in ("u1", "u0", "v1", "v0")))
+    slot = np.full(own.u1.size, -1)
+    slot[fallback] = np.arange(fallback.size)
+    return _FrameStencil(own, fallback, coarse, slot, *stencil_readers(own))
+
+
 def _entries_of(transfer: _Transfer, children: np.ndarray) -> np.ndarray:
     """The (coarse, child) entries of the given fine vertices, by child."""
     first, count = transfer.child_start[children], transfer.child_start[children + 1] - transfer.child_start[children]
@@ -367,22 +382,22 @@ def _coarsen(rest: np.ndarray, keep: np.ndarray, heads: np.ndarray, tails: np.nd
     parents[:, keep] = keep.nonzero()[0]  # a kept vertex is its own parent, once
     weights[0, keep] = 1.0
     parents = coarse_index[parents]
-    # Children of each coarse vertex: every (fine, parent) entry with a weight, by parent.
+    # Children of each coarse vertex: every (fine, parent) entry with a weight, slot by slot.
+    # They are grouped by parent (each group keeping this order) and indexed once the levels
+    # are relabelled (``locality.relabel_transfer``, which every hierarchy goes through):
+    # until then the transfer's index arrays are empty.
     slot, child = np.nonzero(weights > 0)
-    group = parents[slot, child]
-    order = np.argsort(group, kind="stable")
-    group, child, entry_weight = group[order], child[order], weights[slot, child][order]
-    by_child = np.argsort(child, kind="stable")
+    unset = np.zeros(0, dtype=np.int64)
     transfer = _Transfer(
         parents=parents,
         weights=weights,
-        child_group=group,
+        child_group=parents[slot, child],
         child_fine=child,
-        child_weight=entry_weight,
+        child_weight=weights[slot, child],
         child_is_self=keep[child],
-        group_start=np.searchsorted(group, np.arange(coarse_count + 1)),
-        by_child=by_child,
-        child_start=np.searchsorted(child[by_child], np.arange(count + 1)),
+        group_start=unset,
+        by_child=unset,
+        child_start=unset,
     )
     return transfer, coarse_graph
 
@@ -393,23 +408,35 @@ def _coarse_graph(keep: np.ndarray, coarse_index: np.ndarray, heads: np.ndarray,
     Direct adjacency, not the wider interpolation, keeps the coarse graph as sparse as the
     fine one, so each coarsening still keeps about a fifth of the vertices."""
     count = keep.size
-    # Adjacent kept vertices of each vertex: itself if kept, else its kept neighbours.
+    # Adjacent kept vertices of each vertex, grouped by vertex: itself if kept, else its
+    # kept neighbours (the fine graph is sorted by head, so they come grouped already).
     link = ~keep[heads] & keep[tails]
-    owner = np.concatenate([keep.nonzero()[0], heads[link]])
-    parent = np.concatenate([keep.nonzero()[0], tails[link]])
-    order = np.argsort(owner, kind="stable")
-    owner, parent = owner[order], parent[order]
-    start = np.searchsorted(owner, np.arange(count))
+    owner = heads[link]
     size = np.bincount(owner, minlength=count)
-    forward = heads < tails
-    a = np.concatenate([heads[forward], np.arange(count)])
-    b = np.concatenate([tails[forward], np.arange(count)])
-    per_edge = size[a] * size[b]
-    edge = np.repeat(np.arange(a.size), per_edge)
-    k = np.arange(edge.size) - np.repeat(np.cumsum(per_edge) - per_edge, per_edge)
-    left = parent[start[a[edge]] + k // size[b[edge]]]
-    right = parent[start[b[edge]] + k % size[b[edge]]]
-    return symmetric_graph(int(keep.sum()), np.stack([coarse_index[left], coarse_index[right]], axis=1))
+    size[keep] = 1
+    start = np.cumsum(size) - size
+    kept_before = np.cumsum(keep) - keep
+    parent = np.empty(int(size.sum()), dtype=np.int64)
+    parent[start[keep]] = coarse_index[keep]
+    parent[np.arange(owner.size) + kept_before[owner]] = coarse_index[tails[link]]
+    # A fine edge's pairs: every pair of its ends' adjacent kept vertices, in two expansions.
+    # An edge from a kept vertex to a removed one adds nothing: the kept vertex is one of the
+    # removed one's own, whose pairs come next.
+    forward = (heads < tails) & (keep[heads] == keep[tails])
+    a, b = heads[forward], tails[forward]
+    number = size[a]
+    left = parent[ranges(start[a], number)]
+    b = np.repeat(b, number)
+    number = size[b]
+    right = parent[ranges(start[b], number)]
+    left = np.repeat(left, number)
+    # A removed vertex's own pairs: each of its adjacent kept vertices with each after it.
+    removed = (~keep).nonzero()[0]
+    entry = ranges(start[removed], size[removed])
+    after = np.repeat(start[removed] + size[removed] - 1, size[removed]) - entry
+    own_left = np.repeat(parent[entry], after)
+    own_right = parent[ranges(entry + 1, after)]
+    return symmetric_graph(int(keep.sum()), np.concatenate([left, own_left]), np.concatenate([right, own_right]))
 
 
 def _barycentric_weights(rest: np.ndarray, keep: np.ndarray, heads: np.ndarray, tails: np.ndarray, coarse_graph):
@@ -436,9 +463,11 @@ def _barycentric_weights(rest: np.ndarray, keep: np.ndarray, heads: np.ndarray, 
     parents[:, ids] = kept_fine[near[best]]  # nearest kept neighbour, the last resort
     weights[0, ids] = 1.0
     points = np.ascontiguousarray(rest.T)
-    # Triangles at the nearest kept neighbour; where there are none, edges at any.
-    nearest = near[best]
-    placed = _place(points, ids, nearest, _triangles(kept_fine.size, *coarse_graph), kept_fine, parents, weights)
+    # Triangles at the nearest kept neighbour; where there are none, edges at any. The vertices
+    # go by their nearest kept neighbour, so those that share one read its triangles once.
+    nearest, by_nearest = sort_with_order(near[best])
+    triangles = _triangles(kept_fine.size, *coarse_graph)
+    placed = _place(points, ids[by_nearest], nearest, triangles, kept_fine, parents, weights)
     unplaced = ~np.isin(owner, placed)
     _place(points, owner[unplaced], near[unplaced], _coarse_edges(*coarse_graph), kept_fine, parents, weights)
     return parents, weights
@@ -447,13 +476,19 @@ def _barycentric_weights(rest: np.ndarray, keep: np.ndarray, heads: np.ndarray, 
 def _place(points, owner, near, shapes, kept_fine, parents, weights) -> np.ndarray:
     """Each ``owner`` (fine) takes the shape at ``near`` (coarse) it lies deepest inside,
     its barycentric coordinates clipped at 0, into ``parents`` and ``weights``. Returns the
-    owners placed (those with a non-degenerate shape at hand).
+    owners placed (those with a non-degenerate shape at hand). An owner's entries are
+    consecutive (it may have several).
 
     A vertex has some 15 to 20 candidate triangles: the owners go a chunk at a time, so the
     candidates' coordinates stay in the cache instead of filling gigabytes (1M vertices)."""
     if owner.size == 0:
         return owner
     fan, fan_start = _incidence(shapes, kept_fine.size)
+    # Each kept vertex's shapes' corners, one column per (vertex, shape): a chunk reads its
+    # candidates' corners in one gather, and their positions from the kept vertices' alone
+    # (a quarter of the level's, more of them in the cache).
+    fan = np.stack([corner.take(fan) for corner in np.ascontiguousarray(shapes.T)])
+    kept_points = points.take(kept_fine, axis=1)
     number = np.diff(fan_start)[near]
     total = int(number.sum())
     if total == 0:
@@ -468,9 +503,9 @@ def _place(points, owner, near, shapes, kept_fine, parents, weights) -> np.ndarr
             owner[first:last],
             near[first:last],
             number[first:last],
-            shapes,
             fan,
             fan_start,
+            kept_points,
             kept_fine,
             parents,
             weights,
@@ -484,20 +519,31 @@ def _place(points, owner, near, shapes, kept_fine, parents, weights) -> np.ndarr
 PLACE_CHUNK = 16384
 
 
-def _place_chunk(points, owner, near, number, shapes, fan, fan_start, kept_fine, parents, weights) -> np.ndarray:
-    """``_place`` for a run of owners, ``number`` candidate shapes each."""
+def _place_chunk(points, owner, near, number, fan, fan_start, kept_points, kept_fine, parents, weights) -> np.ndarray:
+    """``_place`` for a run of owners, ``number`` candidate shapes each; ``fan`` holds the
+    corners (coarse indices) of every kept vertex's shapes, (corners, entries)."""
+    # The shapes of each run of equal ``near``, read once: corners and their positions.
+    first = np.flatnonzero(np.append(True, near[1:] != near[:-1]))
+    run_size = number[first]
+    shared = fan.take(ranges(fan_start[near[first]], run_size), axis=1)
+    shared_points = [kept_points.take(c, axis=1) for c in shared]
+    # Every owner's candidates, in that short list.
+    run_start = np.cumsum(run_size) - run_size
+    candidates = ranges(np.repeat(run_start, np.diff(np.append(first, near.size))), number)
+    point = np.repeat(points.take(owner, axis=1), number, axis=1)
+    coordinates = _barycentric(point, *(p.take(candidates, axis=1) for p in shared_points))
+    coordinates = settled(coordinates, 1.0, in_place=True)  # a vertex on a coarse edge: exactly 0 from the far corner
     fine = np.repeat(owner, number)
-    corners = kept_fine[shapes[fan[ranges(fan_start[near], number)]]].T
-    coordinates = _barycentric(points.take(fine, axis=1), *(points.take(c, axis=1) for c in corners))
-    coordinates = settled(coordinates, 1.0)  # a vertex on a coarse edge: exactly 0 from the far corner
-    ids, best = group_argmax(fine, np.min(coordinates, axis=0))
+    starts = np.flatnonzero(np.append(True, fine[1:] != fine[:-1])) if fine.size else fine
+    ids, best = fine[starts], first_largest(np.min(coordinates, axis=0), starts)
     ok = np.isfinite(coordinates[0, best])  # not a degenerate shape
     ids, best = ids[ok], best[ok]
     chosen = np.clip(coordinates[:, best], 0.0, None)
     chosen /= chosen.sum(axis=0)
-    parents[:, ids] = corners[0, best]  # unused slots repeat a parent, with weight 0
+    corners = kept_fine[shared.take(candidates[best], axis=1)]
+    parents[:, ids] = corners[0]  # unused slots repeat a parent, with weight 0
     weights[:, ids] = 0.0
-    parents[: len(corners), ids] = corners[:, best]
+    parents[: len(corners), ids] = corners
     weights[: len(corners), ids] = chosen
     return ids
 
@@ -511,15 +557,19 @@ def _coarse_edges(heads: np.ndarray, tails: np.ndarray) -> np.ndarray:
 def _triangles(count: int, heads: np.ndarray, tails: np.ndarray) -> np.ndarray:
     """The 3-cliques a < b < c of a symmetric graph (sorted by head, then tail), (t, 3)."""
     start = np.searchsorted(heads, np.arange(count + 1))
-    a, b = _coarse_edges(heads, tails).T
-    number = np.diff(start)[b]
+    forward = heads < tails
+    a, b = heads[forward], tails[forward]
+    # Each vertex's later neighbours are the end of its group (tails are sorted).
+    number = np.bincount(a, minlength=count)[b]
     edge = np.repeat(np.arange(a.size), number)
-    c = tails[ranges(start[b], number)]
-    later = c > b[edge]
-    edge, c = edge[later], c[later]
-    keys = heads * count + tails  # sorted
-    wanted = a[edge] * count + c
-    found = keys[np.minimum(np.searchsorted(keys, wanted), keys.size - 1)] == wanted
+    c = tails[ranges(start[b + 1] - number, number)]
+    bits = max(int(count - 1).bit_length(), 1)
+    keys = (heads << bits) | tails  # sorted
+    # Sorted, the wanted edges are found in one sweep of the keys, not a random search each.
+    wanted, order = sort_with_order((a[edge] << bits) | c)
+    hit = keys[np.minimum(np.searchsorted(keys, wanted), keys.size - 1)] == wanted
+    found = np.empty_like(hit)
+    found[order] = hit
     return np.stack([a[edge[found]], b[edge[found]], c[found]], axis=1)
 
 
@@ -527,8 +577,8 @@ def _incidence(shapes: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
     """The shapes (rows of vertex indices) at each vertex: shape ids grouped by vertex, and
     where each vertex's group starts (count + 1)."""
     corner = shapes.ravel()
-    order = np.argsort(corner, kind="stable")
-    return order // shapes.shape[1], np.searchsorted(corner[order], np.arange(count + 1))
+    corner, order = sort_with_order(corner)
+    return order // shapes.shape[1], np.searchsorted(corner, np.arange(count + 1))
 
 
 def _barycentric(point: np.ndarray, *corners: np.ndarray) -> np.ndarray:
@@ -566,36 +616,53 @@ def _stencil(
     Where the neighbourhood is (nearly) collinear, or one point, every end is the vertex:
     zero tangents, so object axes for good. Returns the stencil and that flat mask.
     """
+    whole = of is None
     of = np.arange(points.shape[0]) if of is None else of
     count = of.size
-    first = np.searchsorted(heads, of)
-    number = np.searchsorted(heads, of, side="right") - first
     if count == 0:
         return _Stencil(of, of, of, of), np.zeros(0, dtype=bool)
+    if whole:
+        number = np.bincount(heads, minlength=count)
+        first = np.cumsum(number) - number
+    else:
+        first = np.searchsorted(heads, of)
+        number = np.searchsorted(heads, of, side="right") - first
     # Each vertex's neighbourhood as consecutive entries: the vertex, then its neighbours.
     size = number + 1
     group = np.repeat(np.arange(count), size)
     ends_of = np.empty(group.size, dtype=np.int64)
     start = np.cumsum(size) - size
     ends_of[start] = of
-    ends_of[ranges(start + 1, number)] = tails[ranges(first, number)]
-    # Component rows (3, m): every gather and product below reads contiguous memory.
+    if whole:  # every vertex's neighbours, in the graph's order: each moves up one per vertex before it
+        ends_of[np.arange(heads.size) + heads + 1] = tails
+    else:
+        ends_of[ranges(start + 1, number)] = tails[ranges(first, number)]
+    # Component rows (3, m): every gather and product below reads contiguous memory; one
+    # scratch row takes every per-entry temporary (at a million vertices each is 60 MB).
     spread = np.ascontiguousarray(points.T).take(ends_of, axis=1)
+    scratch = np.empty(group.size)
     centre = np.stack([np.bincount(group, spread[c], minlength=count) for c in range(3)]) / size
-    spread -= centre.take(group, axis=1)
+    for c in range(3):
+        np.take(centre[c], group, out=scratch, mode="clip")
+        spread[c] -= scratch
     covariance = np.empty((count, 3, 3))
     for i in range(3):
         for k in range(i, 3):
-            covariance[:, i, k] = covariance[:, k, i] = np.bincount(group, spread[i] * spread[k], count)
+            np.multiply(spread[i], spread[k], out=scratch)
+            covariance[:, i, k] = covariance[:, k, i] = np.bincount(group, scratch, count)
     axes = np.linalg.eigh(covariance)[1]  # columns by increasing variance
     ends = []
     for axis in (axes[:, :, 2], axes[:, :, 1]):
-        along = dot(spread, np.ascontiguousarray(axis.T).take(group, axis=1))
-        for sign in (1.0, -1.0):
-            end = of.copy()
-            ids, best = group_argmax(group, settled(sign * along, np.abs(along).max(initial=0.0)))
-            end[ids] = ends_of[best]
-            ends.append(end)
+        along = np.take(axis[:, 0], group, mode="clip")  # the dot of spread and the axis
+        along *= spread[0]
+        for c in (1, 2):
+            np.take(axis[:, c], group, out=scratch, mode="clip")
+            scratch *= spread[c]
+            along += scratch
+        # The furthest either way (rounding is odd: settled(-x) is -settled(x)).
+        along = settled(along, np.abs(along).max(initial=0.0), in_place=True)
+        ends.append(ends_of[first_largest(along, start, size)])
+        ends.append(ends_of[first_smallest(along, start, size)])
     stencil = _Stencil(u1=ends[0], u0=ends[1], v1=ends[2], v0=ends[3])
     du, dv = _tangents(stencil, points.T)
     du_length, dv_length = np.linalg.norm(du, axis=0), np.linalg.norm(dv, axis=0)

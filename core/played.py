@@ -87,5 +87,8 @@ class PlayedFrames:
 
     @property
     def nbytes(self) -> int:
-        """Memory held by the frames kept (the arrays only), in bytes."""
-        return sum(rows.nbytes + (0 if values is None else values.nbytes) for rows, values in self._kept.values())
+        """Memory held by the frames kept (the arrays only), in bytes. An array kept for
+        several frames counts once: a checkpoint while nothing moves keeps the last frame's
+        positions by reference, no copy."""
+        arrays = {id(array): array for kept in self._kept.values() for array in kept if array is not None}
+        return sum(array.nbytes for array in arrays.values())

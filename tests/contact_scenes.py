@@ -144,6 +144,7 @@ class Frames:
         self.friction, self.standoff, self.dt = friction, standoff, 1.0 / fps
         self.contacts = Contacts(surface.vertex_count)
         self.rest = rest
+        self.size = float(np.linalg.norm(np.ptp(rest, axis=0))) / 2  # its bounding radius, as the add-on's
         self.previous = surface.positions.astype(np.float64)
         self.motions = np.zeros((len(colliders), 3))
 
@@ -190,7 +191,7 @@ class Frames:
                 np.array([c.radius for c in self.colliders]),
                 lambda origins, rays: _cast_each(self.colliders, origins, rays),
                 open=np.array([getattr(c, "open", False) for c in self.colliders]),
-                mesh_size=float(np.linalg.norm(np.ptp(self.rest, axis=0))) / 2,  # as the add-on's
+                mesh_size=self.size,
             )
             if among is None:  # each collider's press axis, from every vertex near it
                 self.contacts.aim(rules, positions[queried], self.normals[queried])

@@ -6,6 +6,7 @@ built), and as an irregular one (jittered points, random diagonals: valences 4 t
 Then build times and peak memory for larger meshes, up to about a million vertices.
 
 Usage: python tools/benchmark_mesh.py [--steps 20] [--sides 257 513 1025] [--build-sides 317 1001]
+       [--build-repeat 3] [--against OLD_CHECKOUT]
 """
 
 import argparse
@@ -58,15 +59,18 @@ def jittered(side: int, seed: int = 0):
     return rest[order], np.argsort(order)[triangles]
 
 
-def step_times(surface: Surface, steps: int) -> float:
-    timings = []
+def step_times(surfaces: list[Surface], steps: int) -> list[list[float]]:
+    """ms per step of each surface, stepped in turn (one step of each, then the next), so a
+    machine that slows down for a while slows them all alike: a list of timings each."""
+    timings: list[list[float]] = [[] for _ in surfaces]
     for i in range(steps + 3):
-        d = press(surface.positions.astype(np.float64), press_centre(surface.positions, i), 0.4)
-        start = time.perf_counter()
-        surface.step(d, 1 / 24)
-        if i >= 3:
-            timings.append(time.perf_counter() - start)
-    return statistics.median(timings) * 1e3
+        for surface, times in zip(surfaces, timings, strict=True):
+            d = press(surface.positions.astype(np.float64), press_centre(surface.positions, i), 0.4)
+            start = time.perf_counter()
+            surface.step(d, 1 / 24)
+            if i >= 3:
+                times.append((time.perf_counter() - start) * 1e3)
+    return timings
 
 
 MESHES = {"shuffled": lambda side: triangulated(side)[:2], "jittered": jittered}
@@ -97,12 +101,15 @@ def main() -> None:
     parser.add_argument("--sides", type=int, nargs="*", default=[257, 513, 1025], help="step: side^2 vertices")
     parser.add_argument("--build-sides", type=int, nargs="*", default=[317, 1001], help="build: side^2 vertices")
     parser.add_argument("--kinds", nargs="+", choices=list(MESHES), default=list(MESHES))
+    parser.add_argument("--build-repeat", type=int, default=1, help="builds of each mesh (in turn with --against)")
+    parser.add_argument("--against", type=Path, help="another checkout (an older commit's), its builds in turn")
     parser.add_argument("--build-once", nargs=2, metavar=("KIND", "SIDE"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.build_once:
         build_once(args.build_once[0], int(args.build_once[1]))
         return
-    print("Same rippled sheet, same settings (every extension on), one step a frame:")
+    median = statistics.median
+    print("Same rippled sheet, same settings (every extension on), one step a frame, grid and mesh in turn:")
     for kind in args.kinds:
         make = MESHES[kind]
         for side in args.sides:
@@ -117,20 +124,37 @@ def main() -> None:
             settings.maps["absorption"] = np.linspace(0.5, 1.0, side * side)
             settings.maps["time_to_rest"] = np.linspace(1.0, 2.0, side * side)
             mesh_surface = Surface(hierarchy, rest, settings)
-            grid_ms, mesh_ms = step_times(grid_surface, args.steps), step_times(mesh_surface, args.steps)
+            grid_ms, mesh_ms = step_times([grid_surface, mesh_surface], args.steps)
+            ratios = [mesh / grid for grid, mesh in zip(grid_ms, mesh_ms, strict=True)]  # step by step
+            # Medians, not minima: the press moves, and a step it misses is nearly free.
             print(
-                f"  {kind:8s} {side * side:>9,} vertices: grid {grid_ms:6.1f} ms, mesh {mesh_ms:6.1f} ms "
-                f"per step (x {mesh_ms / grid_ms:.2f}), levels {hierarchy.sizes}"
+                f"  {kind:8s} {side * side:>9,} vertices: grid {median(grid_ms):6.1f} ms, "
+                f"mesh {median(mesh_ms):6.1f} ms a step (medians), x {median(ratios):.2f} (median of the ratios); "
+                f"{median(mesh_ms) * 1e6 / (side * side):.0f} ns a vertex; levels {hierarchy.sizes}"
             )
-    print("Hierarchy build (each in a fresh process: time, and the memory it took at its peak):")
+    trees = [("this tree", Path(__file__))]
+    if args.against:
+        trees.append((f"{args.against}", args.against / "tools" / Path(__file__).name))
+    against = f" and {args.against}" if args.against else ""
+    print(
+        f"Hierarchy build (each in a fresh process, {args.build_repeat} of this tree{against} in turn:"
+        " time min / median, and the memory it took at its peak, the largest):"
+    )
     for kind in args.kinds:
         for side in args.build_sides:
-            command = [sys.executable, __file__, "--build-once", kind, str(side)]
-            result = json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
-            print(
-                f"  {kind:8s} {side * side:>9,} vertices: {result['seconds']:6.2f} s, "
-                f"{result['peak_mb']:6.0f} MB, {result['levels']} levels"
-            )
+            results: dict[str, list[dict]] = {name: [] for name, _script in trees}
+            for _repeat in range(args.build_repeat):
+                for name, script in trees:
+                    command = [sys.executable, str(script), "--build-once", kind, str(side)]
+                    results[name].append(
+                        json.loads(subprocess.run(command, capture_output=True, text=True, check=True).stdout)
+                    )
+            for name, runs in results.items():
+                seconds = [run["seconds"] for run in runs]
+                print(
+                    f"  {kind:8s} {side * side:>9,} vertices: {min(seconds):6.2f} / {median(seconds):6.2f} s, "
+                    f"{max(run['peak_mb'] for run in runs):6.0f} MB, {runs[0]['levels']} levels ({name})"
+                )
 
 
 if __name__ == "__main__":

@@ -178,9 +178,7 @@ def test_a_reach_far_too_small_is_said_in_the_panel_and_the_bake_with_the_reach_
     assert len(said) == 2 and said[0].startswith("Reach too short: 0% of the volume lost given back at frame ")
     assert said[1].startswith("Raise the Reach to about ") and said[1].endswith(" cm")
     suggested = float(said[1].split("about ")[1].split(" cm")[0]) / 100
-    assert (
-        0.2 < suggested < 0.6
-    )  # measured 33 cm (frame 22; 25 cm while any vertex of the ring could rise the whole limit)
+    assert 0.2 < suggested < 0.6  # measured 33 cm (frame 22; 25 cm while a ring's vertex could rise the whole limit)
     frame = int(said[0].rsplit(" ", 1)[1])
     assert change[frame - 1] < -0.2  # the frame named is one that lost the most
     # Each frame that fell short is recorded with the share it gave back: exactly those that

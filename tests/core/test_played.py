@@ -57,6 +57,16 @@ def test_memory_grows_with_what_moves_not_with_the_mesh():
     assert frames.nbytes < 0.05 * length * whole  # a whole copy a frame would be 20 x this
 
 
+def test_a_held_shot_costs_its_first_frame_alone():
+    frames = PlayedFrames()
+    positions = np.random.default_rng(1).normal(size=(1000, 3)).astype(np.float32)
+    for frame in range(3 * CHECKPOINT + 1):
+        frames.keep(frame, positions)  # an idle step hands the same array on
+    # Each checkpoint keeps that array again, by reference: no copy, and counted once.
+    assert frames.nbytes == positions.nbytes
+    assert all(frames.get(frame) is positions for frame in range(0, 3 * CHECKPOINT + 1, CHECKPOINT))
+
+
 def test_kept_positions_are_read_only_and_frames_follow_each_other():
     frames = PlayedFrames()
     frames.keep(1, np.zeros((4, 3), dtype=np.float32))
