@@ -34,9 +34,13 @@ from .volume import Volume
 #: (tests/core/test_contact.py::test_random_paths_keep_every_invariant_every_frame[ball-1]).
 RATE_INDEPENDENT_CONTACT = False
 
+#: A vertex closer to its rest position than this many times the solver's negligible length
+#: (``Surface.negligible``, float32's resolution at the object's size) is at rest.
+ROUNDING = 16.0
+
 
 class Find(Protocol):
-    """``find(positions (n, 3), among, within, shown=False)``: the pushes (n, 3) out of the
+    """``find(positions (n, 3), among, within, shown=False, still=False)``: the pushes (n, 3) out of the
     colliders and the touching flags (n,) of the vertices ``among`` (indices; every vertex
     when None), in the solver's space. ``within``: how far any vertex of ``among`` moved
     since the frame's first ``find`` (its broad phase may test only those that were that
@@ -44,10 +48,14 @@ class Find(Protocol):
     given back), not the solver's: the query must leave its contact memory as it was
     (``unchanged``), or what is shown would be fed back into the next frame's contact (a
     swing away from a collider would make a held vertex let go, at one frame rate and not
-    at another)."""
+    at another). ``still``: the positions are the rest shape (``_intrusion``): asked as shown
+    ones, and as not having moved (no approach of their own); the query's memory of where the
+    vertices were, what the step moved and where they rest is left as it was too (the rest
+    shape is not where the surface went: the next query's approach is measured from the
+    solver's positions)."""
 
     def __call__(
-        self, positions: np.ndarray, among: np.ndarray | None, within: float, shown: bool = False
+        self, positions: np.ndarray, among: np.ndarray | None, within: float, shown: bool = False, still: bool = False
     ) -> tuple[np.ndarray, np.ndarray]: ...
 
 
@@ -118,16 +126,18 @@ def _intrusion(surface: Surface, find: Find, before: np.ndarray, push: np.ndarra
     last = surface.intrusion_seen
     if last is not None and touching.any() and not push.any() and np.array_equal(last[1], touching):
         return last[0]
-    displaced = rows_differ(before, rest).nonzero()[0]
+    # Moved by more than rounding (a turned mesh's rest shape, composed again through its
+    # frames, differs from its rest positions by float32 rounding: a vertex there is at rest).
+    went = before - rest
+    displaced = (np.einsum("ij,ij->i", went, went) > (ROUNDING * surface.negligible) ** 2).nonzero()[0]
     intrusion = np.array(push, dtype=np.float32, copy=True)
     if displaced.size:
-        found, _touching = find(rest, displaced, _furthest_among(rest, before, displaced), shown=True)
+        found, _touching = find(rest, displaced, _furthest_among(rest, before, displaced), shown=True, still=True)
         found = found[displaced]
         # Only the way the response went: a rest position deep in a collider that has sunk
         # past it may find its way out through the far side, which would lift the coarse
         # levels through the collider.
-        went = before[displaced] - rest[displaced]
-        found[np.einsum("ij,ij->i", found, went) < 0] = 0
+        found[np.einsum("ij,ij->i", found, went[displaced]) < 0] = 0
         intrusion[displaced] = found
     surface.intrusion_seen = (intrusion, touching.copy())
     return intrusion

@@ -137,6 +137,11 @@ class Surface:
         rest = self._levels[-1].rest
         return np.ascontiguousarray((rest if self._rank is None else rest[:, self._rank]).T)
 
+    @property
+    def negligible(self) -> float:
+        """A length below float32's resolution at the object's size (``NEGLIGIBLE`` of it)."""
+        return float(self._negligible)
+
     def offsets(self, level: int) -> tuple[np.ndarray, np.ndarray]:
         """Elastic and plastic offsets of one level, each (n_j, 3) in object space, in the
         level's order (as ``level_positions``)."""
@@ -210,7 +215,7 @@ class Surface:
                 raise ValueError(f"touching must be ({self.vertex_count},), got {touching.shape}")
             resting = touching if self._order is None else touching[self._order]
         self.settings.check(self.level_count, self.vertex_count)
-        intrusion = None if reach is None else self._displacement(reach)
+        intrusion = None if reach is None else self._intrusion_levels(self._displacement(reach))
         if self._idle(d, resting, dt) if intrusion is None else self._idle(d, resting, dt, intrusion):
             return False
         count = self.settings.substeps
@@ -252,28 +257,53 @@ class Surface:
             d = np.nan_to_num(d, nan=0.0, posinf=0.0, neginf=0.0)
         return d
 
-    def _idle(self, d: np.ndarray, resting: np.ndarray | None, dt: float, intrusion: np.ndarray | None = None) -> bool:
+    def _idle(self, d: np.ndarray, resting: np.ndarray | None, dt: float, intrusion: list | None = None) -> bool:
         """A step that would change nothing: no push, and no elastic offset left to relax
         (each is 0, kept by a vertex resting on a collider, or on a level that never
-        recovers), nor a new prolongation method to rebuild for. The shape stays bit for bit,
-        so most frames of a shot (away from contact, or a press held still once it has
+        recovers; with ``intrusion``, a coarse vertex under a collider held at its share of
+        it: ``_relax``), nor a new prolongation method to rebuild for. The shape stays bit for
+        bit, so most frames of a shot (away from contact, or a press held still once it has
         settled) cost next to nothing."""
         if self.settings.prolongation != self._built_for or d.any():
             return False
         if any(lv.pending.any() for lv in self._levels):  # damping still lets a share through
             return False
         touch = self._touch_masks(resting)
-        inside = None if intrusion is None else self._touch_masks(intrusion.any(axis=0))
-        if inside is not None:
-            touch = inside if touch is None else [a | b for a, b in zip(touch, inside, strict=True)]
         coefficients = self._per_step(dt)
+        last = self.level_count - 1
         for j, lv in enumerate(self._levels):
-            relaxing = lv.elastic.any(axis=0) & (coefficients[j].relaxation != 0)
+            c = coefficients[j]
+            if not c.relaxation.any():
+                continue
+            relaxing = lv.elastic.any(axis=0) & (c.relaxation != 0)
+            floor = None
             if touch is not None:
-                relaxing &= ~touch[j]
-            if relaxing.any():
+                held = touch[j].copy()
+                if intrusion is not None and j < last:
+                    held[intrusion[j][0]] = False  # (as ``_place``: these relax, down to their share)
+                relaxing &= ~held
+            if intrusion is not None and j < last and intrusion[j][0].size:
+                floor = intrusion[j]
+                floored = np.zeros(relaxing.shape, dtype=bool)
+                floored[floor[0]] = True
+                if (relaxing & ~floored).any():
+                    return False
+                if self._relaxed(lv, (relaxing & floored).nonzero()[0], c, floor)[0].size:
+                    return False
+            elif relaxing.any():
                 return False
         return True
+
+    def _intrusion_levels(self, intrusion: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+        """How far the colliders reach into the rest shape (3, n) restricted to every level by
+        max, coarse to fine: per level its vertices under a collider (sorted indices), the
+        lengths there (m,) and the vectors (3, n_j)."""
+        moving, length = _contact(intrusion)
+        levels = [(moving, length, intrusion)]
+        for j in range(self.level_count - 1, 0, -1):
+            coarse = self.hierarchy.restrict(j, levels[0][2], "max", levels[0][0])
+            levels.insert(0, (*_contact(coarse), coarse))
+        return levels
 
     def _touch_masks(self, resting: np.ndarray | None) -> list[np.ndarray] | None:
         """``resting`` (n,) restricted to every level, coarse to fine: a parent rests when a
@@ -292,7 +322,7 @@ class Surface:
         dt: float = 1.0,
         resting: np.ndarray | None = None,
         correcting: bool = False,
-        intrusion: np.ndarray | None = None,
+        intrusion: list | None = None,
     ) -> None:
         """One pass down (restriction) and up (response) the hierarchy.
 
@@ -327,13 +357,9 @@ class Surface:
             # of a coarse level (5.9 cm of a level-1 vertex 1.2 m away, Rubber). The rest shape
             # does not move with the response: what the colliders reach of it is the same at
             # any frame rate. The finest level takes this step's pushes, as before.
-            inside = _contact(intrusion)[0]
-            restricted, reach = [d], [intrusion]
-            for j in range(self.level_count - 1, 0, -1):
-                reach.insert(0, self.hierarchy.restrict(j, reach[0], "max", inside))
-                restricted.insert(0, reach[0])
-                contacts.insert(0, _contact(reach[0]))
-                inside = contacts[0][0]
+            reach = [vectors for _moving, _length, vectors in intrusion[:-1]] + [intrusion[-1][2]]
+            restricted = reach[:-1] + [d]
+            contacts = [(moving, length) for moving, length, _vectors in intrusion[:-1]] + contacts
         else:
             restricted, reach = [d], [self._reach(d, contacts[0][0])]
             for j in range(self.level_count - 1, 0, -1):
@@ -380,7 +406,7 @@ class Surface:
                     # its share of how deep they reach (``_relax``): a collider withdrawing
                     # lets the level follow it back at once, as it would at a finer rate.
                     in_contact[contact] = False
-                    floor = (contact, _gather(reach[j], contact), length)
+                    floor = intrusion[j]
                 again[self._relax(lv, in_contact, coefficients[j], floor)] = True
                 if not coarse_correction:
                     again[self._stale[j]] = True
@@ -475,27 +501,40 @@ class Surface:
         lv: _Level,
         in_contact: np.ndarray,
         c: _Coefficients,
-        floor: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None,
+        floor: tuple | None = None,
     ) -> np.ndarray:
         """Elastic offsets out of contact shrink by the relaxation fraction; contact keeps them.
         What shrinks below float32 resolution at the object's size becomes exactly 0.
-        ``floor``: vertices (sorted indices), the colliders' intrusion below each (3, m) and
-        its length (m,): these relax too, but their offsets along the intrusion stay at least
-        their absorption's share of it (at most, for a bulge), or where they were if that is
-        less: the level gives back what the colliders no longer hold, and no more.
+        ``floor``: the level's vertices under a collider (sorted indices), the lengths of the
+        colliders' intrusion there (m,) and its vectors (3, n_j) (``_intrusion_levels``):
+        these relax too, but their offsets along the intrusion stay at least their
+        absorption's share of it (at most, for a bulge), or where they were if that is less:
+        the level gives back what the colliders no longer hold, and no more.
         Returns the vertices whose offsets changed."""
         if not c.relaxation.any():
             return np.zeros(0, dtype=np.int64)
         relaxing = (lv.elastic.any(axis=0) & ~in_contact).nonzero()[0]
+        relaxing, elastic = self._relaxed(lv, relaxing, c, floor)
+        lv.elastic[:, relaxing] = elastic
+        lv.offsets[:, relaxing] = _gather(lv.plastic, relaxing) + elastic
+        return relaxing
+
+    def _relaxed(
+        self, lv: _Level, relaxing: np.ndarray, c: _Coefficients, floor: tuple | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """The elastic offsets (3, m) of vertices ``relaxing`` (indices) relaxed one step, with
+        those under a collider (``floor``: as ``_relax``) held at their share of it; only
+        the vertices that change (a floored vertex that would move by rounding alone keeps
+        its bits, so a held press settles and its steps can be skipped): (indices, offsets)."""
         old = _gather(lv.elastic, relaxing)
         elastic = old * _at(c.kept, relaxing)
         if floor is not None:
-            contact, reach, length = floor
+            contact, length, reach = floor
             at = np.minimum(np.searchsorted(contact, relaxing), contact.size - 1)
-            cols = (contact[at] == relaxing).nonzero()[0]  # the relaxing vertices under a collider
+            cols = (contact[at] == relaxing).nonzero()[0] if contact.size else at[:0]  # under a collider
             if cols.size:
                 which, at = relaxing[cols], at[cols]
-                unit = _gather(reach, at) / length[at]
+                unit = _gather(reach, contact[at]) / length[at]
                 absorption = _at(c.absorption, which)
                 held = _gather(lv.plastic, which) + _gather(lv.pending, which)
                 was = dot(old[:, cols] + held, unit)
@@ -506,10 +545,12 @@ class Surface:
                 )
                 fix = np.where(pressing, np.maximum(bound - now, 0.0), np.minimum(bound - now, 0.0))
                 elastic[:, cols] += unit * fix
+                elastic[np.abs(elastic) < self._negligible] = 0
+                keep = np.ones(relaxing.size, dtype=bool)
+                keep[cols] = (np.abs(elastic[:, cols] - old[:, cols]) > ROUNDING * self._negligible).any(axis=0)
+                return relaxing[keep], elastic[:, keep]
         elastic[np.abs(elastic) < self._negligible] = 0
-        lv.elastic[:, relaxing] = elastic
-        lv.offsets[:, relaxing] = _gather(lv.plastic, relaxing) + elastic
-        return relaxing
+        return relaxing, elastic
 
     @staticmethod
     def _respond(
@@ -655,6 +696,10 @@ class Surface:
         self._cache_key, self._coefficients = key, coefficients
         return coefficients
 
+
+#: A floored offset (``Surface._relaxed``) that would move less than this many times the
+#: negligible length keeps its bits: rounding, not relaxation.
+ROUNDING = 16.0
 
 #: A level is placed again row by row when fewer than this fraction of its vertices need it,
 #: else whole (the same result: gathers cost more than a pass over most of a level).
