@@ -423,7 +423,10 @@ def finder(obj, simulation: Simulation, scene, depsgraph, weigh=None, held: pose
     # The frame's first query: the positions asked about, and the posed surface met.
     first: list[tuple[np.ndarray, np.ndarray]] = []
 
-    def find(positions: np.ndarray, among: np.ndarray | None, within: float, shown: bool = False):
+    def find(positions: np.ndarray, among: np.ndarray | None, within: float, shown: bool = False, still: bool = False):
+        if still:  # the rest shape: no motion of its own, and nothing of the query's memory changes
+            with simulation.query.still():
+                return find(positions, among, within)
         if shown:  # positions shown (a swing, the volume given back): not fed back into the contact memory
             with unchanged(simulation.query.contacts):
                 return find(positions, among, within)

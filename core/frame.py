@@ -93,6 +93,8 @@ def advance(
     push, touching = find(before, None, np.inf)
     contact = None if volume is None else nonzero_rows(push) | touching  # (before _mend changes push)
     intrusion = _intrusion(surface, find, before, push, touching) if RATE_INDEPENDENT_CONTACT else None
+    if contact is not None and intrusion is not None:  # where the colliders reach into the rest shape
+        contact |= nonzero_rows(intrusion)
     stepped = surface.step(push, dt, touching, intrusion)
     if stepped:
         again, held = _mend(surface, find, guard, before, push, structure)

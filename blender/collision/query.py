@@ -12,7 +12,8 @@ face, the plane of that face answers until the vertex moves away (most of a held
 """
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -29,6 +30,7 @@ from ...core.contact import (
     Resting,
     turned,
 )
+from ...core.frame import unchanged
 from ...core.vectors import nonzero_rows
 from .colliders import Collider, carried_box, usable_colliders
 from .patch import Patch
@@ -95,6 +97,22 @@ class CollisionQuery:
         #: them: set for a mesh whose colliders respond too (``blender.together``), whose
         #: surfaces move between a frame's queries.
         self.fresh_colliders = False
+        self._still = False  # a query of the rest shape (``still``)
+
+    @contextmanager
+    def still(self) -> Iterator[None]:
+        """Queries of the rest shape (``core.frame.Find``'s ``still``): the positions did not
+        move (no approach of their own), and the query leaves what it remembers as it was:
+        the contact memory (``core.frame.unchanged``), the positions the next query measures
+        each vertex's motion from, how far the last step moved (the next broad phase's
+        padding) and where vertices rest."""
+        saved = self._last, self._step_moved, self._still
+        self._still = True
+        try:
+            with unchanged(self.contacts):
+                yield
+        finally:
+            self._last, self._step_moved, self._still = saved
 
     def displacements(
         self,
@@ -165,6 +183,8 @@ class CollisionQuery:
             near[index] = True
         moves = self._moves(colliders) if whole else [np.eye(4)] * len(colliders)
         last, self._last = self._last, (positions, matrix)
+        if self._still:  # the rest shape did not move
+            last = None
         if whole:
             self.near = near
             far = {c.obj.name for c, index in zip(colliders, near_each, strict=True) if not index.size}
@@ -230,7 +250,8 @@ class CollisionQuery:
             if found.source is not None:
                 contact.source[queried] = found.source
             contact.touching[queried] = found.touching
-            resting.record(queried, points, found)
+            if not self._still:
+                resting.record(queried, points, found)
         return contact
 
     def near_within(self, among: np.ndarray, within: float) -> np.ndarray:
