@@ -152,6 +152,10 @@ class Contacts:
         self.held = np.zeros(count, dtype=bool)  # pushed or touching at the last query
         #: Each wide collider's axis, from its faces where the mesh meets it, kept while near.
         self.kept_axes: dict[str, np.ndarray] = {}
+        #: Whether a query may choose the side of a collider that has none yet. A query of the
+        #: rest shape (``core.frame``) may not: the rest shape did not come from anywhere, and
+        #: a collider that holds none of the surface yet pushes none of it.
+        self.choosing = True
 
     def aim(self, colliders: "Colliders", points: np.ndarray, normals: np.ndarray) -> None:
         """Each collider's press axis, from every vertex near it (``points`` and their unit
@@ -424,7 +428,7 @@ class Contacts:
         if colliders.kinds is not None:  # an interior's or a container's side is its kind's
             fixed = np.array([KIND_SIDE[int(kind)] for kind in colliders.kinds], dtype=np.int8)
             sides = np.where(fixed != 0, fixed, sides)
-        new = (sides == 0).nonzero()[0]
+        new = (sides == 0).nonzero()[0] if self.choosing else np.zeros(0, dtype=np.int64)
         if new.size:
             distance = np.linalg.norm(points[:, None] - colliders.centres[None], axis=2)  # (m, k)
             nearest = np.argmin(distance, axis=1)

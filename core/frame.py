@@ -12,6 +12,14 @@ until what the finest level must absorb is minimal), and why nothing ends inside
 collider after relaxation, damping or bulging. What is shown on top of the response,
 secondary motion (``core.overshoot``) and the volume given back (``core.volume``), is asked
 of the colliders the same way, on the shown positions only.
+
+The coarse levels follow how far the colliders reach into the rest shape (``_intrusion``),
+not the pushes of the positions before the step: which vertices a collider catches depends
+on the frame rate (a vertex within a frame's travel of a ball is caught at 24 fps and
+carried ahead of it by the coarse levels at 60), and one rim vertex caught or not moved a
+whole region of a coarse level (a Rubber sheet's far corner: 72 % of the dent between 24 and
+60 fps); the rest shape does not move with the response, so what the colliders reach of it
+is the same at any rate.
 """
 
 from collections.abc import Iterator
@@ -26,13 +34,6 @@ from .overshoot import Overshoot
 from .solver import Surface
 from .vectors import nonzero_rows, rows_differ
 from .volume import Volume
-
-#: Drive the coarse levels by how far the colliders reach into the rest shape (``_intrusion``,
-#: ``Surface.step``'s ``reach``). OFF: work in progress. On, a ball pressed, held and released
-#: in Blender agrees between 24 and 60 fps within 2.6 % (Slime) to 13 % (Jelly) of the dent
-#: (was 24 to 72 %), but a deep wandering ball pops through the sheet
-#: (tests/core/test_contact.py::test_random_paths_keep_every_invariant_every_frame[ball-1]).
-RATE_INDEPENDENT_CONTACT = False
 
 #: A vertex closer to its rest position than this many times the solver's negligible length
 #: (``Surface.negligible``, float32's resolution at the object's size) is at rest.
@@ -60,14 +61,17 @@ class Find(Protocol):
 
 
 @contextmanager
-def unchanged(contacts: Contacts) -> Iterator[None]:
+def unchanged(contacts: Contacts, still: bool = False) -> Iterator[None]:
     """Leave ``contacts``' memory (which vertices were held, from which side, each collider's
-    side) as it was before the block: for a query of shown positions (see ``Find``)."""
-    held, side, sides = contacts.held.copy(), contacts.side.copy(), dict(contacts.sides)
+    side) as it was before the block: for a query of shown positions (see ``Find``).
+    ``still``: of the rest shape, where a collider with no side yet pushes nothing
+    (``Contacts.choosing``)."""
+    held, side, sides, choosing = contacts.held.copy(), contacts.side.copy(), dict(contacts.sides), contacts.choosing
+    contacts.choosing = choosing and not still
     try:
         yield
     finally:
-        contacts.held, contacts.side, contacts.sides = held, side, sides
+        contacts.held, contacts.side, contacts.sides, contacts.choosing = held, side, sides, choosing
 
 
 def advance(
@@ -92,7 +96,7 @@ def advance(
     before = surface.positions
     push, touching = find(before, None, np.inf)
     contact = None if volume is None else nonzero_rows(push) | touching  # (before _mend changes push)
-    intrusion = _intrusion(surface, find, before, push, touching) if RATE_INDEPENDENT_CONTACT else None
+    intrusion = _intrusion(surface, find, before, push, touching)
     if contact is not None and intrusion is not None:  # where the colliders reach into the rest shape
         contact |= nonzero_rows(intrusion)
     stepped = surface.step(push, dt, touching, intrusion)
@@ -135,12 +139,7 @@ def _intrusion(surface: Surface, find: Find, before: np.ndarray, push: np.ndarra
     intrusion = np.array(push, dtype=np.float32, copy=True)
     if displaced.size:
         found, _touching = find(rest, displaced, _furthest_among(rest, before, displaced), shown=True, still=True)
-        found = found[displaced]
-        # Only the way the response went: a rest position deep in a collider that has sunk
-        # past it may find its way out through the far side, which would lift the coarse
-        # levels through the collider.
-        found[np.einsum("ij,ij->i", found, went[displaced]) < 0] = 0
-        intrusion[displaced] = found
+        intrusion[displaced] = found[displaced]
     surface.intrusion_seen = (intrusion, touching.copy())
     return intrusion
 

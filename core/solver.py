@@ -49,6 +49,9 @@ class _Coefficients:
     relaxation: np.ndarray  # mu: fraction of an elastic offset recovered this step
     yield_limit: np.ndarray
     kept: np.ndarray  # 1 - mu: the part of an elastic offset out of contact that stays
+    #: The fraction of a share that arrives evenly over the step (a collider moving all through
+    #: it) that damping lets through by the step's end: 1 - gamma / h, where gamma = 1 - e^-h.
+    arriving: np.ndarray
 
 
 class Surface:
@@ -158,6 +161,7 @@ class Surface:
     def reset(self) -> None:
         """Back to the rest shape: every offset zero."""
         self.intrusion_seen = None
+        self._reached: list[np.ndarray] | None = None  # the last step's intrusion lengths, per level
         for lv in self._levels:
             lv.elastic[:] = 0
             lv.plastic[:] = 0
@@ -191,11 +195,14 @@ class Surface:
             For each vertex, the push out of the colliders from its rest position (zero where
             the rest shape is outside them): how far they reach into the rest shape
             (``core.frame`` asks it). With it, the coarse levels take their shares of this,
-            which does not depend on the frame rate, not of ``displacement``; their vertices
-            under a collider relax no further than their share of it; and a collider pushes
-            without pulling: the finest level leaves a vertex where the coarser levels carried
-            it further along its push (or a resting one further along ``reach``) than its
-            goal. Without it, the thesis's step (every invariant test steps so).
+            which does not depend on the frame rate, not of ``displacement``, damped as a
+            share that arrived all through the step (the colliders moved all through it); a
+            coarse vertex under a collider keeps its offsets while the collider does not
+            withdraw from it, and relaxes, taking no share, while it does (faster than
+            ``WITHDRAWING`` of its reach a second); and a collider pushes without pulling:
+            the finest level gives back its own offset where the coarser levels carried a
+            vertex further along its push (or a resting one along ``reach``) than its goal,
+            and pulls it back no further. Without it, the thesis's step.
 
         With ``settings.substeps`` > 1 the step is split: each sub-step of ``dt / substeps``
         applies its share of what is still left between each contact vertex and its goal
@@ -215,7 +222,7 @@ class Surface:
                 raise ValueError(f"touching must be ({self.vertex_count},), got {touching.shape}")
             resting = touching if self._order is None else touching[self._order]
         self.settings.check(self.level_count, self.vertex_count)
-        intrusion = None if reach is None else self._intrusion_levels(self._displacement(reach))
+        intrusion = None if reach is None else self._intrusion_levels(self._displacement(reach), dt)
         if self._idle(d, resting, dt) if intrusion is None else self._idle(d, resting, dt, intrusion):
             return False
         count = self.settings.substeps
@@ -260,50 +267,62 @@ class Surface:
     def _idle(self, d: np.ndarray, resting: np.ndarray | None, dt: float, intrusion: list | None = None) -> bool:
         """A step that would change nothing: no push, and no elastic offset left to relax
         (each is 0, kept by a vertex resting on a collider, or on a level that never
-        recovers; with ``intrusion``, a coarse vertex under a collider held at its share of
-        it: ``_relax``), nor a new prolongation method to rebuild for. The shape stays bit for
-        bit, so most frames of a shot (away from contact, or a press held still once it has
-        settled) cost next to nothing."""
+        recovers; with ``intrusion``, a coarse vertex under a collider that does not withdraw
+        from it: ``_place``), nor a new prolongation method to rebuild for. The shape stays
+        bit for bit, so most frames of a shot (away from contact, or a press held still once
+        it has settled) cost next to nothing."""
         if self.settings.prolongation != self._built_for or d.any():
             return False
         if any(lv.pending.any() for lv in self._levels):  # damping still lets a share through
             return False
         touch = self._touch_masks(resting)
         coefficients = self._per_step(dt)
-        last = self.level_count - 1
         for j, lv in enumerate(self._levels):
-            c = coefficients[j]
-            if not c.relaxation.any():
-                continue
-            relaxing = lv.elastic.any(axis=0) & (c.relaxation != 0)
-            floor = None
-            if touch is not None:
-                held = touch[j].copy()
-                if intrusion is not None and j < last:
-                    held[intrusion[j][0]] = False  # (as ``_place``: these relax, down to their share)
+            relaxing = lv.elastic.any(axis=0) & (coefficients[j].relaxation != 0)
+            held = self._held(j, touch, intrusion)
+            if held is not None:
                 relaxing &= ~held
-            if intrusion is not None and j < last and intrusion[j][0].size:
-                floor = intrusion[j]
-                floored = np.zeros(relaxing.shape, dtype=bool)
-                floored[floor[0]] = True
-                if (relaxing & ~floored).any():
-                    return False
-                if self._relaxed(lv, (relaxing & floored).nonzero()[0], c, floor)[0].size:
-                    return False
-            elif relaxing.any():
+            if relaxing.any():
                 return False
         return True
 
-    def _intrusion_levels(self, intrusion: np.ndarray) -> list[tuple[np.ndarray, np.ndarray, np.ndarray]]:
+    def _held(self, level: int, touch: list[np.ndarray] | None, intrusion: list | None) -> np.ndarray | None:
+        """The vertices of ``level`` whose elastic offsets do not relax for their contact
+        alone (``_place`` also keeps those it pushes this step): those resting on a collider
+        (``touch``, restricted), and with ``intrusion`` those of a coarse level under a
+        collider that does not withdraw from them; a coarse vertex it withdraws from
+        relaxes, resting or not. None: none."""
+        held = None if touch is None else touch[level]
+        if intrusion is None or level == self.level_count - 1:
+            return held
+        moving, _length, _vectors, withdrawing = intrusion[level]
+        held = np.zeros(self.hierarchy.sizes[level], dtype=bool) if held is None else held.copy()
+        held[moving[~withdrawing]] = True
+        held[moving[withdrawing]] = False
+        return held
+
+    def _intrusion_levels(self, intrusion: np.ndarray, dt: float) -> list[tuple]:
         """How far the colliders reach into the rest shape (3, n) restricted to every level by
         max, coarse to fine: per level its vertices under a collider (sorted indices), the
-        lengths there (m,) and the vectors (3, n_j)."""
+        lengths there (m,), the vectors (3, n_j), and which of those vertices the colliders
+        withdraw from (m,) bool: they reach less deep than at the last step, faster than
+        ``WITHDRAWING`` of it a second (a speed, so the same at any frame rate; slower is the
+        press settling: on a curved mesh the press axis turns a little as the surface moves,
+        and how deep the colliders reach along it with it). Remembers the lengths for the next
+        step."""
         moving, length = _contact(intrusion)
         levels = [(moving, length, intrusion)]
         for j in range(self.level_count - 1, 0, -1):
             coarse = self.hierarchy.restrict(j, levels[0][2], "max", levels[0][0])
             levels.insert(0, (*_contact(coarse), coarse))
-        return levels
+        reached = [np.zeros(size, dtype=DTYPE) for size in self.hierarchy.sizes]
+        withdrawing = []
+        for j, (moving, length, _vectors) in enumerate(levels):
+            last = self._reached[j][moving] if self._reached is not None else np.zeros_like(length)
+            withdrawing.append(last - length > WITHDRAWING * dt * last + ROUNDING * self._negligible)
+            reached[j][moving] = length
+        self._reached = reached
+        return [(*level, away) for level, away in zip(levels, withdrawing, strict=True)]
 
     def _touch_masks(self, resting: np.ndarray | None) -> list[np.ndarray] | None:
         """``resting`` (n,) restricted to every level, coarse to fine: a parent rests when a
@@ -357,9 +376,14 @@ class Surface:
             # of a coarse level (5.9 cm of a level-1 vertex 1.2 m away, Rubber). The rest shape
             # does not move with the response: what the colliders reach of it is the same at
             # any frame rate. The finest level takes this step's pushes, as before.
-            reach = [vectors for _moving, _length, vectors in intrusion[:-1]] + [intrusion[-1][2]]
+            # A coarse vertex the colliders withdraw from takes no share: it relaxes, as where
+            # they left (``_held``), whatever they still reach there. Held at its share until
+            # then, the level would follow the collider's path between frames, which each
+            # frame rate samples at its own times (a ball easing out of a held press stayed on
+            # Rubber's coarse levels a frame longer at 60 fps than at 24: 7 % of the dent).
+            reach = [level[2] for level in intrusion]
             restricted = reach[:-1] + [d]
-            contacts = [(moving, length) for moving, length, _vectors in intrusion[:-1]] + contacts
+            contacts = [(moving[~away], length[~away]) for moving, length, _v, away in intrusion[:-1]] + contacts
         else:
             restricted, reach = [d], [self._reach(d, contacts[0][0])]
             for j in range(self.level_count - 1, 0, -1):
@@ -399,15 +423,11 @@ class Surface:
             again[contact] = True
             drained = None
             if update:
-                in_contact = again.copy() if touch is None else again | touch[j]
-                floor = None
-                if intrusion is not None and j < last and not correcting and contact.size:
-                    # A coarse vertex the colliders reach into relaxes too, but no further than
-                    # its share of how deep they reach (``_relax``): a collider withdrawing
-                    # lets the level follow it back at once, as it would at a finer rate.
-                    in_contact[contact] = False
-                    floor = intrusion[j]
-                again[self._relax(lv, in_contact, coefficients[j], floor)] = True
+                held = self._held(j, touch, None if correcting else intrusion)
+                in_contact = again.copy() if held is None else again | held
+                if intrusion is not None and j < last and not correcting:
+                    in_contact[intrusion[j][0][intrusion[j][3]]] = False
+                again[self._relax(lv, in_contact, coefficients[j])] = True
                 if not coarse_correction:
                     again[self._stale[j]] = True
                 if j < last and not correcting:
@@ -496,61 +516,18 @@ class Surface:
         reach[:, pushed] = _gather(lv.solution, pushed) + _gather(d, pushed) - _gather(lv.rest, pushed)
         return reach
 
-    def _relax(
-        self,
-        lv: _Level,
-        in_contact: np.ndarray,
-        c: _Coefficients,
-        floor: tuple | None = None,
-    ) -> np.ndarray:
+    def _relax(self, lv: _Level, in_contact: np.ndarray, c: _Coefficients) -> np.ndarray:
         """Elastic offsets out of contact shrink by the relaxation fraction; contact keeps them.
         What shrinks below float32 resolution at the object's size becomes exactly 0.
-        ``floor``: the level's vertices under a collider (sorted indices), the lengths of the
-        colliders' intrusion there (m,) and its vectors (3, n_j) (``_intrusion_levels``):
-        these relax too, but their offsets along the intrusion stay at least their
-        absorption's share of it (at most, for a bulge), or where they were if that is less:
-        the level gives back what the colliders no longer hold, and no more.
         Returns the vertices whose offsets changed."""
         if not c.relaxation.any():
             return np.zeros(0, dtype=np.int64)
         relaxing = (lv.elastic.any(axis=0) & ~in_contact).nonzero()[0]
-        relaxing, elastic = self._relaxed(lv, relaxing, c, floor)
+        elastic = _gather(lv.elastic, relaxing) * _at(c.kept, relaxing)
+        elastic[np.abs(elastic) < self._negligible] = 0
         lv.elastic[:, relaxing] = elastic
         lv.offsets[:, relaxing] = _gather(lv.plastic, relaxing) + elastic
         return relaxing
-
-    def _relaxed(
-        self, lv: _Level, relaxing: np.ndarray, c: _Coefficients, floor: tuple | None
-    ) -> tuple[np.ndarray, np.ndarray]:
-        """The elastic offsets (3, m) of vertices ``relaxing`` (indices) relaxed one step, with
-        those under a collider (``floor``: as ``_relax``) held at their share of it; only
-        the vertices that change (a floored vertex that would move by rounding alone keeps
-        its bits, so a held press settles and its steps can be skipped): (indices, offsets)."""
-        old = _gather(lv.elastic, relaxing)
-        elastic = old * _at(c.kept, relaxing)
-        if floor is not None:
-            contact, length, reach = floor
-            at = np.minimum(np.searchsorted(contact, relaxing), contact.size - 1)
-            cols = (contact[at] == relaxing).nonzero()[0] if contact.size else at[:0]  # under a collider
-            if cols.size:
-                which, at = relaxing[cols], at[cols]
-                unit = _gather(reach, contact[at]) / length[at]
-                absorption = _at(c.absorption, which)
-                held = _gather(lv.plastic, which) + _gather(lv.pending, which)
-                was = dot(old[:, cols] + held, unit)
-                now = dot(elastic[:, cols] + held, unit)
-                pressing = absorption >= 0
-                bound = np.where(
-                    pressing, np.minimum(absorption * length[at], was), np.maximum(absorption * length[at], was)
-                )
-                fix = np.where(pressing, np.maximum(bound - now, 0.0), np.minimum(bound - now, 0.0))
-                elastic[:, cols] += unit * fix
-                elastic[np.abs(elastic) < self._negligible] = 0
-                keep = np.ones(relaxing.size, dtype=bool)
-                keep[cols] = (np.abs(elastic[:, cols] - old[:, cols]) > ROUNDING * self._negligible).any(axis=0)
-                return relaxing[keep], elastic[:, keep]
-        elastic[np.abs(elastic) < self._negligible] = 0
-        return relaxing, elastic
 
     @staticmethod
     def _respond(
@@ -585,15 +562,19 @@ class Surface:
             # part of their share back (damping: the coarser levels give way over time, and
             # the contact holds meanwhile).
             share = old + push - free
+            elastic = _gather(lv.elastic, contact)
             if unilateral:
                 # A collider pushes, it does not pull: where the coarser levels carried a
                 # vertex further along its push than its goal (or a resting one away from the
-                # collider its rest shape is in), it stays where they carried it.
+                # collider its rest shape is in), the finest level gives back what it holds
+                # along the push itself (the coarser levels caught up with it: damping), and
+                # pulls the vertex back no further, so it stays where they carried it.
                 way = np.where(push.any(axis=0), push, reach)
                 size = norm(way)
                 unit = way / np.where(size > 0, size, 1)
-                share += unit * np.maximum(-dot(share, unit), 0.0)
-            elastic = _gather(lv.elastic, contact) + share
+                own = np.maximum(dot(_gather(lv.offsets, contact), unit), 0.0)  # (a plastic one's too)
+                share += unit * np.maximum(-dot(share, unit) - own, 0.0)
+            elastic = elastic + share
             placed[:, contact] += share
             Surface._set_elastic(lv, contact, elastic, _at(c.yield_limit, contact))
             return lag, change
@@ -620,7 +601,14 @@ class Surface:
         wanted = absorption * deepest - dot(held, unit)
         share = unit * np.where(absorption >= 0, np.clip(wanted, 0.0, left), np.minimum(wanted, 0.0))
         damping = _at(c.damping, contact)
-        delta = share * damping
+        # Following how far the colliders reach into the rest shape (``unilateral``), the
+        # share arrived over the step, as they moved all through it, not at its start:
+        # damping lets through what a first-order lag lets through of a ramp (half as much
+        # as of a step, for a short step), so a press at a steady speed is followed the same
+        # at any frame rate (taken as a step, 24 fps ran ahead of 60 by half a frame of the
+        # press: Slime's 0.7 s, 3 % of the dent where its coarse levels carry the surface past
+        # the ball). A caller's pushes alone (no reach) are steps, as the thesis takes them.
+        delta = share * _at(c.arriving if unilateral else c.damping, contact)
         if (damping < 1).any():
             # What damping holds back now is let through over the response time (``_drain``);
             # finer levels see it as done, so they do not take it themselves.
@@ -668,7 +656,9 @@ class Surface:
         """Coefficients of a correction: the finest level takes all at once, nothing relaxes
         (the yield limits stay)."""
         zero, one = np.zeros((), dtype=DTYPE), np.ones((), dtype=DTYPE)
-        return [_Coefficients(zero, one, zero, c.yield_limit, one) for c in self._coefficients or self._per_step(1.0)]
+        return [
+            _Coefficients(zero, one, zero, c.yield_limit, one, one) for c in self._coefficients or self._per_step(1.0)
+        ]
 
     def _per_step(self, dt: float) -> list[_Coefficients]:
         """Per-level, per-step coefficients for step length ``dt``, cached while unchanged."""
@@ -692,14 +682,19 @@ class Surface:
             )
             # In the working precision, so per-vertex maps do not promote every product.
             absorption, damping, relaxation, yield_limit = (np.asarray(v, dtype=DTYPE) for v in values)
-            coefficients.append(_Coefficients(absorption, damping, relaxation, yield_limit, 1 - relaxation))
+            coefficients.append(
+                _Coefficients(absorption, damping, relaxation, yield_limit, 1 - relaxation, _arriving(values[1]))
+            )
         self._cache_key, self._coefficients = key, coefficients
         return coefficients
 
 
-#: A floored offset (``Surface._relaxed``) that would move less than this many times the
-#: negligible length keeps its bits: rounding, not relaxation.
+#: Rounding of a length, in negligible lengths (``Surface._intrusion_levels``).
 ROUNDING = 16.0
+#: The colliders withdraw from a vertex when how deep they reach into it shrinks faster than
+#: this share a second (``Surface._intrusion_levels``; a ball settling on a curved mesh: up
+#: to 15 % a second, measured; a ball easing out of a press: 170 % a second at its start).
+WITHDRAWING = 0.5
 
 #: A level is placed again row by row when fewer than this fraction of its vertices need it,
 #: else whole (the same result: gathers cost more than a pass over most of a level).
@@ -726,6 +721,16 @@ def _place_in_frames(frames: FrameBasis, parent: np.ndarray, reference: np.ndarr
         chunk = slice(start, start + CHUNK)
         to_object(frames(chunk), reference[:, chunk], out=placed[:, chunk], base=parent[:, chunk])
     return placed
+
+
+def _arriving(damping) -> np.ndarray:
+    """``_Coefficients.arriving`` from the damping fractions gamma: 1 - gamma / h with
+    gamma = 1 - e^-h; 0 where gamma is 0 (frozen), 1 where it is 1 (at once)."""
+    gamma = np.asarray(damping, dtype=np.float64)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        h = -np.log1p(-gamma)
+        ramp = np.where(h > 0, 1.0 - gamma / h, 0.0)
+    return np.asarray(np.where(gamma >= 1.0, 1.0, ramp), dtype=DTYPE)
 
 
 def _contact(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

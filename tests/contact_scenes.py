@@ -167,7 +167,7 @@ class Frames:
         query does). ``still``: the rest shape, which did not move: no approach of its own, and
         the positions last asked about stay those remembered."""
         if shown or still:
-            with unchanged(self.contacts):
+            with unchanged(self.contacts, still):
                 if not still:
                     return self.query(positions, among, within)
                 previous, self.previous = self.previous, positions.astype(np.float64)

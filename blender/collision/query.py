@@ -109,7 +109,7 @@ class CollisionQuery:
         saved = self._last, self._step_moved, self._still
         self._still = True
         try:
-            with unchanged(self.contacts):
+            with unchanged(self.contacts, still=True):
                 yield
         finally:
             self._last, self._step_moved, self._still = saved
