@@ -152,9 +152,11 @@ class Contacts:
         self.held = np.zeros(count, dtype=bool)  # pushed or touching at the last query
         #: Each wide collider's axis, from its faces where the mesh meets it, kept while near.
         self.kept_axes: dict[str, np.ndarray] = {}
-        #: Whether a query may choose the side of a collider that has none yet. A query of the
-        #: rest shape (``core.frame``) may not: the rest shape did not come from anywhere, and
-        #: a collider that holds none of the surface yet pushes none of it.
+        #: Whether a query may choose the side of a collider that has none yet, and aim the
+        #: colliders. A query of the rest shape (``core.frame``) may not: the rest shape did not
+        #: come from anywhere (a collider that holds none of the surface yet pushes none of
+        #: it), and the aim is the surface's, where it meets them (a planet's pole, met by the
+        #: rest shape, turned its kept axis by 1e-3 in some builds of the same scene).
         self.choosing = True
 
     def aim(self, colliders: "Colliders", points: np.ndarray, normals: np.ndarray) -> None:
@@ -219,7 +221,7 @@ class Contacts:
         was_held = self.held[queried]
         relative = motions - approach
         sides, new = self._sides(colliders, points, normals, relative, standoff)
-        if any(name not in self.axes for name in colliders.names):  # not aimed yet: from these
+        if self.choosing and any(name not in self.axes for name in colliders.names):  # not aimed yet: from these
             self.aim(colliders, points, normals)
 
         def tilted(k: int, inward: np.ndarray, rows=slice(None)) -> np.ndarray:  # collider k's pushes at rows
@@ -229,7 +231,7 @@ class Contacts:
         def directions_for(sides: np.ndarray) -> np.ndarray:  # (k, m, 3)
             return np.stack(
                 [
-                    tilted(k, press_inward(-normals * side, self.axes[name], side))
+                    tilted(k, press_inward(-normals * side, self.axes.get(name), side))
                     for k, (name, side) in enumerate(zip(colliders.names, sides, strict=True))
                 ]
             )
@@ -254,7 +256,7 @@ class Contacts:
                 sides, directions = reached, directions_for(reached)
                 ahead, behind, _ = _cast_both(cast, points, directions, *rules)
         length, touch = _lengths(ahead[0], behind[0], sizes, standoff, was_held)
-        if self._aim_by_faces(colliders, cast, sides, length, ahead, points, relative):  # a wide collider: aimed again
+        if self.choosing and self._aim_by_faces(colliders, cast, sides, length, ahead, points, relative):  # aimed again
             directions = directions_for(sides)
             ahead, behind, _ = _cast_both(cast, points, directions, *rules)
             length, touch = _lengths(ahead[0], behind[0], sizes, standoff, was_held)

@@ -7,8 +7,8 @@ Before the coarse levels followed how far the colliders reach into the rest shap
 rates differed by 72 % of the dent (Rubber: its far corner), 61 % (Jelly), 37 % (Slime),
 23 % (Stiff Shell), 3.9 % (Soft Clay), 1.9 % (Flesh), 1.5 % (Belly): which vertices the ball
 caught depended on the frame rate, and one rim vertex caught or not moved a whole region of a
-coarse level. Measured now, press and hold (to 1 s): at most 0.8 %; the whole clip: Rubber
-3.95 %, Jelly 2.8 %, Stiff Shell 2.5 %, the others within 0.8 %.
+coarse level. Measured now, press and hold (to 1 s): at most 1.1 % (Jelly); the whole clip:
+Rubber 3.95 %, Jelly 2.8 %, Stiff Shell 2.5 %, the others within 0.8 %.
 
 What is left is at the release, at the dent's centre, and is the frame rate's own: the ball
 eases out of the hold, and for its first 20 ms it rises slower than the sheet springs back,
@@ -72,7 +72,7 @@ def shot(fps: int, preset: str) -> dict[int, np.ndarray]:
 
 @pytest.mark.parametrize("preset", PRESETS)
 def test_24_and_60_fps_agree_over_the_whole_sheet(preset):
-    """Press and hold: every vertex within 2 % of the dent (measured at most 0.8 %); the
+    """Press and hold: every vertex within 2 % of the dent (measured at most 1.1 %); the
     whole clip, with the release: within 4.5 % (measured: Rubber 3.95 %, Jelly 2.8 %, Stiff
     Shell 2.5 %, at the centre just after the release: see above)."""
     a, b = shot(24, preset), shot(60, preset)
