@@ -86,6 +86,7 @@ class Surface:
         #: ``core.frame``'s last answer of how far the colliders reach into the rest shape, and
         #: the touching flags it was asked with (reused while a press holds).
         self.intrusion_seen: tuple[np.ndarray, np.ndarray] | None = None
+        self._rest_positions: np.ndarray | None = None
         self._coefficients: list[_Coefficients] = []
         # Start from the composed rest shape, so vertices no step touches never change a bit.
         self.reset()
@@ -136,9 +137,12 @@ class Surface:
 
     @property
     def rest_positions(self) -> np.ndarray:
-        """The rest shape (n, 3), mesh order, in the working precision (a copy)."""
-        rest = self._levels[-1].rest
-        return np.ascontiguousarray((rest if self._rank is None else rest[:, self._rank]).T)
+        """The rest shape (n, 3), mesh order, in the working precision (read only: made once)."""
+        if self._rest_positions is None:
+            rest = self._levels[-1].rest
+            self._rest_positions = np.ascontiguousarray((rest if self._rank is None else rest[:, self._rank]).T)
+            self._rest_positions.flags.writeable = False
+        return self._rest_positions
 
     @property
     def negligible(self) -> float:
@@ -162,6 +166,9 @@ class Surface:
         """Back to the rest shape: every offset zero."""
         self.intrusion_seen = None
         self._reached: list[np.ndarray] | None = None  # the last step's intrusion lengths, per level
+        #: The last ``reach`` stepped with (the array itself) and its levels, each vertex held:
+        #: a held press passes the same array again (``core.frame``), and is not restricted again.
+        self._reach_seen: tuple[np.ndarray, list] | None = None
         for lv in self._levels:
             lv.elastic[:] = 0
             lv.plastic[:] = 0
@@ -222,7 +229,14 @@ class Surface:
                 raise ValueError(f"touching must be ({self.vertex_count},), got {touching.shape}")
             resting = touching if self._order is None else touching[self._order]
         self.settings.check(self.level_count, self.vertex_count)
-        intrusion = None if reach is None else self._intrusion_levels(self._displacement(reach), dt)
+        if reach is None:
+            intrusion = None
+        elif self._reach_seen is not None and reach is self._reach_seen[0]:
+            intrusion = self._reach_seen[1]
+        else:
+            intrusion = self._intrusion_levels(self._displacement(reach), dt)
+            kept = [(moving, length, vectors, np.zeros_like(away)) for moving, length, vectors, away in intrusion]
+            self._reach_seen = (reach, kept)
         if self._idle(d, resting, dt) if intrusion is None else self._idle(d, resting, dt, intrusion):
             return False
         count = self.settings.substeps
