@@ -134,12 +134,15 @@ def _intrusion(surface: Surface, find: Find, before: np.ndarray, push: np.ndarra
         return last[0]
     # Moved by more than rounding (a turned mesh's rest shape, composed again through its
     # frames, differs from its rest positions by float32 rounding: a vertex there is at rest).
-    went = before - rest
-    displaced = (np.einsum("ij,ij->i", went, went) > (ROUNDING * surface.negligible) ** 2).nonzero()[0]
+    moved = rows_differ(before, rest).nonzero()[0]
+    went = before[moved] - rest[moved]
+    displaced = moved[np.einsum("ij,ij->i", went, went) > (ROUNDING * surface.negligible) ** 2]
+    if displaced.size == 0:  # at rest (most frames away from contact): the first query's pushes
+        surface.intrusion_seen = None
+        return push
     intrusion = np.array(push, dtype=np.float32, copy=True)
-    if displaced.size:
-        found, _touching = find(rest, displaced, _furthest_among(rest, before, displaced), shown=True, still=True)
-        intrusion[displaced] = found[displaced]
+    found, _touching = find(rest, displaced, _furthest_among(rest, before, displaced), shown=True, still=True)
+    intrusion[displaced] = found[displaced]
     surface.intrusion_seen = (intrusion, touching.copy())
     return intrusion
 

@@ -229,8 +229,8 @@ class Surface:
                 raise ValueError(f"touching must be ({self.vertex_count},), got {touching.shape}")
             resting = touching if self._order is None else touching[self._order]
         self.settings.check(self.level_count, self.vertex_count)
-        if reach is None:
-            intrusion = None
+        if reach is None or not np.asanyarray(reach).any():  # (nothing reached: the thesis's step)
+            intrusion, self._reached, self._reach_seen = None, None, None
         elif self._reach_seen is not None and reach is self._reach_seen[0]:
             intrusion = self._reach_seen[1]
         else:

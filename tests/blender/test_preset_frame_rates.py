@@ -12,7 +12,7 @@ Rubber 3.95 %, Jelly 2.8 %, Stiff Shell 2.5 %, the others within 0.8 %.
 
 What is left is at the release, at the dent's centre, and is the frame rate's own: the ball
 eases out of the hold, and for its first 20 ms it rises slower than the sheet springs back,
-so the sheet follows it up, held by it (60 fps sees this: one frame; 240 fps: four), while at
+so the sheet follows it up, held by it (60 fps sees part of this, as 240 fps does), while at
 24 fps the first frame after the hold has the ball 9 cm up, clear of the sheet. The response
 without the contact from rest had the same 3.95 % at the centre there.
 """
