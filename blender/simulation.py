@@ -394,9 +394,6 @@ def finder(obj, simulation: Simulation, scene, depsgraph, weigh=None, held: pose
     count = simulation.surface.vertex_count
 
     def ask(positions, normals, among, offsets, within):
-        # How far the response moved each vertex bounds friction's drag: without friction,
-        # not asked (carrying it onto a posed surface costs a call a vertex).
-        offsets = offsets if settings.friction > 0 else None
         contact = simulation.query.displacements(
             obj,
             positions,

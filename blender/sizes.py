@@ -78,12 +78,15 @@ def first_level_reached(sizes: np.ndarray, width: float) -> int:
     return int(within[0]) if within.size else len(sizes)
 
 
-def reach(obj, collider, scene) -> str:
-    """A line for the panel: which levels a collider of its size shapes."""
+def reach(obj, collider, scene, wide: bool = False) -> str:
+    """A line for the panel: which levels a collider of its size shapes; ``wide``: the
+    contact treats it as wider than the mesh (``core.contact.Contacts.wide``)."""
     sizes = level_sizes(obj)
     width = collider_size(collider)
     first = first_level_reached(sizes, width)
     name = f"{collider.name} ({length(width, scene)})"
+    if wide:  # a floor: it presses along its own faces, its size says nothing of the levels
+        return f"{name}: over twice the mesh's size, it presses along its own faces"
     if first == len(sizes):
         return f"{name}: finer than every level, it moves single vertices"
     if first == 0:

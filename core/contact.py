@@ -59,6 +59,10 @@ AXIS_AGREEMENT = 0.5
 
 #: The cosine of the most a wide collider's kept press axis turns in one query (25 degrees).
 KEPT_TURN = float(np.cos(np.radians(25.0)))
+#: A vertex a wide collider holds is sent to where its rest position leaves the collider
+#: when that is this many times nearer its rest than where its push leaves it, and its push
+#: leaves it further than this many times as deep as the collider reaches (``_from_rest``).
+REST_NEARER = 1.5
 
 #: What a collider is to the surface. A collider presses from the side it came from and the
 #: longest push wins; an interior (a bone, a rib cage under the skin) is a volume the surface
@@ -74,7 +78,8 @@ KIND_SIDE = {COLLIDER: 0, INTERIOR: -1, CONTAINER: 1}
 #: ``cast(origins (m, 3), directions (k, m, 3))``: signed distances (k, m) to the first face
 #: of each collider along each ray (positive where the face faces along the ray: the ray
 #: leaves the volume there; negative where it enters; nan for no hit) and that face's
-#: outward normal (k, m, 3), nan for no hit.
+#: outward normal (k, m, 3), nan for no hit. A ray whose direction is nan is not cast (no
+#: hit): a collider too far from a vertex to reach it (``Contacts.push``'s ``reach``).
 Cast = Callable[[np.ndarray, np.ndarray], tuple[np.ndarray, np.ndarray]]
 
 
@@ -121,6 +126,7 @@ class Pushes:
     planes: tuple[np.ndarray, np.ndarray]  # the face each touching vertex rests on: point, normal (t, 3)
     inward: np.ndarray  # (t, 3) the unit direction each touching vertex is pushed along
     source: np.ndarray | None = None  # (m,) the collider pushing each vertex (index), -1: none
+    rests_on: np.ndarray | None = None  # (t,) the collider whose face each touching vertex rests on
 
 
 class Contacts:
@@ -158,12 +164,15 @@ class Contacts:
         #: it), and the aim is the surface's, where it meets them (a planet's pole, met by the
         #: rest shape, turned its kept axis by 1e-3 in some builds of the same scene).
         self.choosing = True
+        #: How deep each wide collider reaches into the mesh's rest shape this frame (``_from_rest``).
+        self.reaches: dict[str, float] = {}
 
     def aim(self, colliders: "Colliders", points: np.ndarray, normals: np.ndarray) -> None:
         """Each collider's press axis, from every vertex near it (``points`` and their unit
         reference normals, (m, 3)): their mean normal, weighted by nearness to its centre. A
         wide collider keeps the axis its faces gave it (``_aim_by_faces``), or has none yet."""
         mesh_size = np.inf if colliders.mesh_size is None else colliders.mesh_size  # unknown: none is wide
+        self.reaches.clear()  # a frame's first query: how deep each wide collider reaches, found anew
         for k, (name, centre, size) in enumerate(zip(colliders.names, colliders.centres, colliders.sizes, strict=True)):
             # An interior or a container holds each vertex along its own normal: the normals
             # near a bone inside a closed surface point all round, and no one axis fits them.
@@ -212,12 +221,18 @@ class Contacts:
         friction: float = 0.0,
         standoff: float = 0.0,
         offsets: np.ndarray | None = None,
+        reach: np.ndarray | None = None,
     ) -> Pushes:
         """Pushes for the vertices ``queried`` (m,) at ``points`` (m, 3) with unit reference
         normals ``normals`` (m, 3), that moved by ``approach`` (m, 3) since the last query,
         while collider ``i`` moved the space at each point by ``motions[i]`` (k, m, 3).
         ``offsets`` (m, 3): how far the response has moved each vertex, which bounds
-        friction's drag (``push_direction``); None for no bound."""
+        friction's drag (``push_direction``); None for no bound. ``reach`` (k, m) bool, or
+        None for all: the vertices each collider can reach, the others far from it (outside
+        the bounds of a closed collider, by more than its tolerances and the standoff): no
+        ray of theirs is cast against it. Its rays could only have found it from outside and
+        far, which neither pushes nor touches: each collider's rays are cast for the part of
+        the mesh it presses (three colliders pressing three parts cast a third as many)."""
         was_held = self.held[queried]
         relative = motions - approach
         sides, new = self._sides(colliders, points, normals, relative, standoff)
@@ -239,7 +254,7 @@ class Contacts:
         directions = directions_for(sides)
         sizes = colliders.scales()[:, None]
         unbounded = colliders.unbounded()
-        rules = (motions, was_held, standoff, unbounded)
+        rules = (motions, was_held, standoff, unbounded, reach)
         cast = self._oriented(colliders)
         ahead, behind, raw = _cast_both(cast, points, directions, *rules, both_ways=new.any())
         if new.any():  # judged again from what the rays found, where they found anything
@@ -263,6 +278,10 @@ class Contacts:
         length, directions, touch = self._straighter(
             cast, colliders, sides, points, normals, tilted, standoff, ahead, (length, directions, touch)
         )
+        if offsets is not None and self.wide:
+            length, directions, touch = self._from_rest(
+                cast, colliders, sides, points, normals, offsets, standoff, (length, directions, touch)
+            )
         undecided = sides == 0  # no vertex within its reach yet (``_sides``): it pushes none
         length[undecided], touch[undecided] = 0.0, False
         if colliders.open is not None and colliders.open.any():
@@ -288,10 +307,11 @@ class Contacts:
         self.side[queried] = side
         self.held[queried] = held
         rests = touching.nonzero()[0]
-        planes = nearest_faces(
+        *planes, rests_on = nearest_faces(
             points[rests], directions[:, rests], *([h[:, rests] for h in hits] for hits in (ahead, behind))
         )
-        return Pushes(push, touching, planes, directions[which[rests], rests], np.where(pushed, longest, -1))
+        inward = directions[which[rests], rests]
+        return Pushes(push, touching, (planes[0], planes[1]), inward, np.where(pushed, longest, -1), rests_on)
 
     def _aim_by_faces(self, colliders: Colliders, cast: Cast, sides, length, ahead, points, relative) -> bool:
         """Aim each plain collider that has no press axis from its own faces where the
@@ -324,12 +344,17 @@ class Contacts:
                 travel = np.linalg.norm(came, axis=1)
                 moved = travel > 0
                 if moved.any():
-                    rays = np.zeros((len(colliders.names), int(moved.sum()), 3))
+                    rays = np.full((len(colliders.names), int(moved.sum()), 3), np.nan)  # others: not cast
                     rays[k] = came[moved] / travel[moved, None]
                     back, back_normals = cast(points[maybe][moved], rays)
                     out = np.isfinite(back[k]) & (back[k] > 0)
                     distances = np.concatenate([distances, back[k][out]])
                     normals = np.concatenate([normals, back_normals[k][out]])
+            if name in self.wide and colliders.mesh_size is not None:
+                # A way out further than the mesh is wide is a far face of the collider (a
+                # vertex leaving a floor box through its side, metres away), not where it presses.
+                near = distances <= 2.0 * colliders.mesh_size
+                distances, normals = distances[near], normals[near]
             if not distances.size:
                 continue
             weight = 1.0 / np.maximum(distances, 1e-9 * colliders.sizes[k])
@@ -388,6 +413,81 @@ class Contacts:
                 length, directions, touch = _shorter(
                     cast, colliders, points, mask, direction, tilted, standoff, (length, directions, touch)
                 )
+        return length, directions, touch
+
+    def _from_rest(self, cast, colliders, sides, points, normals, offsets, standoff, found):
+        """The pushes ``found`` (lengths (k, m), directions (k, m, 3), touching (k, m)) with
+        each vertex a wide collider holds sent to where its rest position (``points`` less
+        ``offsets``, (m, 3): how far the response has moved each) leaves that collider,
+        where that is much nearer its rest than where the push leaves it. A push starts where
+        the response has already moved a vertex: while the mesh moves along a wide
+        collider's face, a vertex caught on it rides along, frame by frame, each push short
+        (a ball sliding off a floor box's edge and falling past its side had vertices held on
+        the top and stretched 1.7 m). From its rest, the way out (along the axis or its own
+        normal, the shorter) is as far as the collider reaches into the mesh there. A vertex
+        inside a closed collider whose rest is outside it altogether is put back at its rest."""
+        length, directions, touch = found
+        wide = {
+            k: axis
+            for k, name in enumerate(colliders.names)
+            if name in self.wide and sides[k] and (axis := self.axes.get(name)) is not None
+        }
+        held = np.zeros(length.shape, dtype=bool)
+        for k in wide:
+            held[k] = (length[k] > 0) | touch[k]
+        rows = held.any(axis=0).nonzero()[0]
+        if not rows.size:
+            return found
+        rest = points[rows] - offsets[rows]
+        m = rows.size
+        rays = np.full((len(colliders.names), 2 * m, 3), np.nan)  # the other colliders' are not cast
+        for k, axis in wide.items():
+            rays[k, :m] = -axis * sides[k]
+            rays[k, m:] = -normals[rows] * sides[k]
+        signed = cast(np.concatenate([rest, rest]), rays)[0]
+        signed = np.where(np.isfinite(signed) & (signed > 0), signed, np.inf)
+        by_normal = signed[:, m:] < signed[:, :m]
+        exit = np.where(by_normal, signed[:, m:], signed[:, :m])  # (k, m): inf where neither ray leaves it
+        way = np.where(by_normal[..., None], rays[:, m:], rays[:, :m])
+        inside_now = length[:, rows] > 0
+        # Left a little off the face, within the touching tolerance: from exactly on a box's
+        # side, a ray up along the side grazes it, and which way Blender's rays answer such
+        # a tie can change when the same scene is built again.
+        clear = 0.5 * TOUCH_TOLERANCE * colliders.scales()[:, None]
+        out = np.where(np.isfinite(exit), exit + standoff + clear, 0.0)  # the rest itself where it is outside
+        goal = rest + way * out[..., None]
+        now = np.linalg.norm(offsets[rows] + directions[:, rows] * length[:, rows, None], axis=2)  # from its rest
+        from_rest = np.linalg.norm(goal - rest, axis=2)
+        # How deep the collider reaches into the mesh's rest shape: a vertex moved no further
+        # than REST_NEARER times that is pressed, not dragged, and is left as it is: the
+        # response spreads a press, and friction drags it (a ball rolling on a floor), so its
+        # offsets need not lie along the way out of its own rest.
+        # Kept over the frame's queries: the one after the step asks only the vertices it moved.
+        reach = np.where(held[:, rows] & np.isfinite(exit), from_rest, 0.0).max(axis=1)
+        for k in wide:
+            name = colliders.names[k]
+            reach[k] = self.reaches[name] = max(reach[k], self.reaches.get(name, 0.0))
+        reach = reach[:, None]
+        # A touching vertex whose rest is outside relaxes to it. Behind a plane's edge a rest
+        # position is outside it, but the mesh between is not: only a closed collider's.
+        closed = np.ones(len(colliders.names), dtype=bool) if colliders.open is None else ~colliders.open
+        nearer = (
+            held[:, rows]
+            & (np.isfinite(exit) | (inside_now & closed[:, None]))
+            & (now > REST_NEARER * reach)
+            & (REST_NEARER * from_rest < now)
+        )
+        if not nearer.any():
+            return found
+        ks, at = nearer.nonzero()
+        move = goal[ks, at] - points[rows[at]]
+        distance = np.linalg.norm(move, axis=1)
+        there = distance <= TOUCH_TOLERANCE * colliders.scales()[ks]  # at its goal already: on the face
+        length, directions, touch = length.copy(), directions.copy(), touch.copy()
+        length[ks, rows[at]] = np.where(there, 0.0, distance)
+        way = move / np.maximum(distance, 1e-300)[:, None]
+        directions[ks, rows[at]] = np.where(there[:, None], directions[ks, rows[at]], way)
+        touch[ks, rows[at]] = there
         return length, directions, touch
 
     def _oriented(self, colliders: Colliders) -> Cast:
@@ -454,7 +554,7 @@ def _shorter(cast: Cast, colliders: Colliders, points, mask, direction, tilted, 
     (``tilted``). A way out under the rounding tolerance leaves the vertex touching."""
     length, directions, touch = found
     asked = mask.any(axis=0).nonzero()[0]
-    other = directions[:, asked].copy()
+    other = np.full(directions[:, asked].shape, np.nan)  # the other colliders' rays are not cast
     for k in mask.any(axis=1).nonzero()[0]:
         inward = np.broadcast_to(direction(k), (points.shape[0], 3))[asked]
         other[k] = tilted(k, inward, asked)
@@ -639,7 +739,9 @@ def _crossed_open(cast: Cast, points, directions, relative, length, sizes, stand
     return length, directions
 
 
-def _cast_both(cast: Cast, points, directions, motions, was_held, standoff, unbounded=None, both_ways=False):
+def _cast_both(
+    cast: Cast, points, directions, motions, was_held, standoff, unbounded=None, reach=None, both_ways=False
+):
     """Rays ahead (along the push) and behind, each (distances (k, m), normals (k, m, 3)),
     where needed. Each vertex needs first the ray it most likely needs: one held in contact
     whose colliders hold still or retreat is resting (behind), one they advance on, or a new
@@ -651,7 +753,8 @@ def _cast_both(cast: Cast, points, directions, motions, was_held, standoff, unbo
     the colliders whose volume has no far side (an open mesh, a container's outside), where
     a vertex inside finds no face behind it: their rays ahead are always read. ``both_ways``: every
     vertex casts both rays (a collider's side is being chosen), and the third value is what
-    they found before the answers not needed were dropped (as the first two; else None)."""
+    they found before the answers not needed were dropped (as the first two; else None).
+    ``reach`` (k, m): the vertices each collider's rays are cast for (None: all)."""
     shape = directions.shape[:2]
     ahead = (np.full(shape, np.nan), np.full((*shape, 3), np.nan))
     behind = (np.full(shape, np.nan), np.full((*shape, 3), np.nan))
@@ -659,7 +762,7 @@ def _cast_both(cast: Cast, points, directions, motions, was_held, standoff, unbo
     back_first = was_held & ~advancing
     may_need_gap = was_held | (standoff > 0)  # (back_first is held, so it may need both too)
     backward = np.ones(shape[1], dtype=bool) if both_ways else may_need_gap
-    _cast_into(cast, points, directions, np.ones(shape[1], dtype=bool), backward, ahead, behind)
+    _cast_into(cast, points, directions, np.ones(shape[1], dtype=bool), backward, ahead, behind, reach)
     raw = tuple((hits[0].copy(), hits[1].copy()) for hits in (ahead, behind)) if both_ways else None
     need_ahead = back_first & (behind[0] > 0).any(axis=0)
     need_gap = ~back_first & ~(ahead[0] > 0).any(axis=0) & may_need_gap
@@ -672,14 +775,17 @@ def _cast_both(cast: Cast, points, directions, motions, was_held, standoff, unbo
     return ahead, behind, raw
 
 
-def _cast_into(cast: Cast, points, directions, forward, backward, ahead, behind) -> None:
+def _cast_into(cast: Cast, points, directions, forward, backward, ahead, behind, reach=None) -> None:
     """One cast: rays ahead for the ``forward`` vertices and behind for the ``backward`` ones
-    (masks), written into ``ahead`` and ``behind``."""
+    (masks), written into ``ahead`` and ``behind``; each collider's only for the vertices it
+    can ``reach`` ((k, m), None: all)."""
     f, b = forward.nonzero()[0], backward.nonzero()[0]
     if f.size + b.size == 0:
         return
     origins = np.concatenate([points[f], points[b]])
     rays = np.concatenate([directions[:, f], -directions[:, b]], axis=1)
+    if reach is not None:
+        rays[~np.concatenate([reach[:, f], reach[:, b]], axis=1)] = np.nan  # not cast
     signed, normals = cast(origins, rays)
     ahead[0][:, f], behind[0][:, b] = signed[:, : f.size], signed[:, f.size :]
     ahead[1][:, f], behind[1][:, b] = normals[:, : f.size], normals[:, f.size :]
@@ -706,10 +812,11 @@ def _lengths(ahead, behind, sizes, standoff: float, was_held) -> tuple[np.ndarra
     return np.where(tiny, 0.0, length), touching
 
 
-def nearest_faces(points, directions, ahead, behind) -> tuple[np.ndarray, np.ndarray]:
+def nearest_faces(points, directions, ahead, behind) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """For each vertex, the nearest face either of its rays met, of any collider: a point on
-    it and its outward normal, (m, 3) each, nan where no ray met a face. ``ahead`` and
-    ``behind``: each the distances (k, m) and normals (k, m, 3) its rays found."""
+    it and its outward normal, (m, 3) each, nan where no ray met a face, and the collider's
+    index (m,). ``ahead`` and ``behind``: each the distances (k, m) and normals (k, m, 3) its
+    rays found."""
     count = len(directions)
     distance = np.abs(np.concatenate([ahead[0], behind[0]]))  # (2k, m): ahead rays, then behind
     distance = np.where(np.isnan(distance), np.inf, distance)
@@ -721,18 +828,22 @@ def nearest_faces(points, directions, ahead, behind) -> tuple[np.ndarray, np.nda
     point = points + directions[nearest % count, pick] * along[:, None]
     normal = np.concatenate([ahead[1], behind[1]])[nearest, pick]
     point[~met] = normal[~met] = np.nan
-    return point, normal
+    return point, normal, nearest % count
 
 
 class Resting:
     """Where vertices rest on colliders, as their last rays found them (world space): the
     rays' origin, and the plane of the face met (a point and the outward normal), where
-    ``rests``. Valid while ``state`` holds: the colliders' and the mesh's matrices, friction
-    and standoff. A held press then needs no ray for its resting vertices."""
+    ``rests``, and which collider's face that is (``on``, its index in ``state``). Valid while
+    ``state`` holds: the colliders' (names and matrices, ``state[0]``) and the mesh's matrix,
+    friction and standoff; when only some colliders moved, for the vertices resting on the
+    others and near none that moved (``release``). A held press then needs no ray for its
+    resting vertices, while another collider moves elsewhere."""
 
     def __init__(self, state: tuple, count: int):
         self.state = state
         self.rests = np.zeros(count, dtype=bool)
+        self.on = np.full(count, -1, dtype=np.int16)
         self.origin, self.point, self.normal, self.inward = (np.zeros((count, 3)) for _ in range(4))
 
     def still(self, index, points, standoff: float, tolerance: float) -> np.ndarray:
@@ -763,12 +874,31 @@ class Resting:
         self.rests[resting] = True
         self.origin[resting] = points[found.touching][met]
         self.point[resting], self.normal[resting], self.inward[resting] = point[met], normal[met], found.inward[met]
+        self.on[resting] = -1 if found.rests_on is None else found.rests_on[met]
 
     def restart(self, state: tuple) -> None:
         """Valid for ``state`` now, with no vertex resting (the planes are kept, unread:
         clearing what ``rests`` marks is cheaper than new arrays for every vertex)."""
         self.state = state
         self.rests[:] = False
+
+    def moved(self, state: tuple) -> list[int] | None:
+        """The colliders (indices) whose matrices differ in ``state``; None when anything else
+        does (the colliders themselves, the mesh's matrix, friction, standoff)."""
+        (colliders, *rest), (now, *rest_now) = self.state, state
+        if rest != rest_now or [name for name, _ in colliders] != [name for name, _ in now]:
+            return None
+        return [k for k, (before, after) in enumerate(zip(colliders, now, strict=True)) if before != after]
+
+    def release(self, state: tuple, moved: list[int], near: list[np.ndarray]) -> None:
+        """Valid for ``state`` now, where colliders ``moved`` (indices) moved: the vertices
+        resting on them, and those near them now (``near``: each collider's vertices, by
+        index), rest no longer. A vertex near none of them is out of their reach, and rests
+        where it rested on the others, as their plane tells."""
+        self.state = state
+        self.rests[np.isin(self.on, moved)] = False
+        for k in moved:
+            self.rests[near[k]] = False
 
     def forget(self, which) -> None:
         self.rests[which] = False

@@ -65,13 +65,17 @@ def unchanged(contacts: Contacts, still: bool = False) -> Iterator[None]:
     """Leave ``contacts``' memory (which vertices were held, from which side, each collider's
     side) as it was before the block: for a query of shown positions (see ``Find``).
     ``still``: of the rest shape, where a collider with no side yet pushes nothing
-    (``Contacts.choosing``)."""
+    (``Contacts.choosing``), and how deep the wide colliders reach is left as the frame's
+    own queries found it (``Contacts.reaches``)."""
     held, side, sides, choosing = contacts.held.copy(), contacts.side.copy(), dict(contacts.sides), contacts.choosing
+    reaches = dict(contacts.reaches) if still else None  # how deep the wide colliders reach: the frame's own
     contacts.choosing = choosing and not still
     try:
         yield
     finally:
         contacts.held, contacts.side, contacts.sides, contacts.choosing = held, side, sides, choosing
+        if reaches is not None:
+            contacts.reaches = reaches
 
 
 def advance(

@@ -131,9 +131,12 @@ class VIEW3D_PT_collision_response_levels(SidebarPanel):
             return sizes.length(value, scene)
 
         layout.label(text=f"Left: coarse, {length(spans[0])} (stiff).  Right: fine, {length(spans[-1])} (soft).")
+        state = simulation.get(obj)
+        wide = set() if state is None else state.query.contacts.wide  # known once it has met the mesh
         for collider in simulation.colliders(obj)[:3]:
             if collider is not None:
-                layout.label(text=sizes.reach(obj, collider, scene), icon="OBJECT_DATA")
+                line = sizes.reach(obj, collider, scene, collider.name in wide)
+                layout.label(text=line, icon="OBJECT_DATA")
         for name in curves.MAPPED:
             box = self.draw_curve(layout, settings, name, [length(span) for span in spans])
             if box is None:

@@ -127,13 +127,24 @@ class Frames:
     inside a collider (relaxation, damping, bulging) is pushed out again."""
 
     def __init__(
-        self, surface: Surface, faces, colliders, friction=0.0, standoff=0.0, fps=24.0, overshoot=None, reach=None
+        self,
+        surface: Surface,
+        faces,
+        colliders,
+        friction=0.0,
+        standoff=0.0,
+        fps=24.0,
+        overshoot=None,
+        reach=None,
+        each_near=False,
     ):
         """``faces``: (f, c) vertex indices of the surface's polygons, each of c corners;
         ``overshoot``: a ``core.overshoot.Overshoot`` of the surface (its shown positions are
         played); ``reach``: volume preservation on, giving back within that distance of the
-        contact (``self.volume``, a ``core.volume.Volume``)."""
+        contact (``self.volume``, a ``core.volume.Volume``). ``each_near``: each closed
+        collider's rays are cast only for the vertices near it (as the add-on casts them)."""
         self.overshoot = overshoot
+        self.each_near = each_near
         rest = surface.positions.astype(np.float64)
         faces = np.asarray(faces)
         corners, sizes = faces.ravel(), np.full(len(faces), faces.shape[1])
@@ -214,6 +225,7 @@ class Frames:
                 self.friction,
                 self.standoff,
                 offsets=positions[queried] - self.rest[queried],
+                reach=self._reach(positions[queried]),
             )
             push[queried], touching[queried] = found.push, found.touching
         if among is None:
@@ -222,6 +234,14 @@ class Frames:
             far = [str(i) for i, c in enumerate(self.colliders) if not (close_to(c, positions, self.standoff)).any()]
             self.contacts.release(far)
         return push, touching
+
+    def _reach(self, points: np.ndarray) -> np.ndarray | None:
+        """Which of ``points`` each closed collider can reach (the broad phase's), or None."""
+        if not self.each_near:
+            return None
+        return np.array(
+            [getattr(c, "open", False) | close_to(c, points, self.standoff) for c in self.colliders], dtype=bool
+        )
 
 
 def close_to(collider, positions: np.ndarray, standoff: float) -> np.ndarray:

@@ -140,7 +140,8 @@ class CollisionQuery:
         the colliders holding still. ``depsgraph``: the evaluated one the colliders are read
         from (the add-on passes its frame-change handler's); by default the context's.
         ``offsets``: a function giving how far the response has moved the vertices (m,) it
-        is given (object space, (m, 3)), which bounds friction's drag; None for no bound.
+        is given (object space, (m, 3)), which bounds friction's drag and a wide collider's
+        hold (``Contacts.push``); asked only for those; None for no bound.
         ``within``: how far (object space) any vertex of ``among`` moved since the first
         query; the broad phase then tests only those the first query's padding held.
         ``kinds``: each candidate's kind (``core.contact``: collider, interior, container),
@@ -172,9 +173,11 @@ class CollisionQuery:
                 among = among[self._broad.wide[among]]
             if np.isfinite(within):
                 self._step_moved = within
-            # Behind an open collider, as far as the step moved a vertex (it may have crossed
-            # the faces), or anywhere within its size when that is not known.
-            behind = [0.0 if c.closed else min(within, _local(c.radius, inverse)) for c in colliders]
+            # Behind an open collider as far as its size: a step can move a vertex under a
+            # plane from past its edge, sideways (a ball centred over a plane's edge had a
+            # vertex the response moved a fraction of a millimetre past it, then back under
+            # it, 8 cm deep), as well as across its faces.
+            behind = [0.0 if c.closed else _local(c.radius, inverse) for c in colliders]
             near_each = [
                 _near(positions, c, standoff, inverse, among, pad) for c, pad in zip(colliders, behind, strict=True)
             ]
@@ -205,7 +208,6 @@ class CollisionQuery:
         else:
             local_normals = normals(queried) if callable(normals) else normals[queried]
         normal_world = _unit(local_normals @ inverse[:3, :3])  # normals: the inverse transpose
-        moved_by = None if offsets is None else offsets(queried) @ matrix[:3, :3].T
         state = (
             [(c.obj.name, np.array(c.obj.matrix_world).tobytes()) for c in colliders],
             matrix.tobytes(),
@@ -217,16 +219,26 @@ class CollisionQuery:
         resting = self._resting
         if resting is None or resting.origin.shape[0] != count:
             resting = self._resting = Resting(state, count)
-        elif resting.state != state:  # something moved: no vertex is known to rest
-            resting.restart(state)
+        elif resting.state != state:  # something moved: no vertex near it is known to rest
+            moved = resting.moved(state)
+            if moved is None or len(moved) == len(colliders):  # (all moved: none rests, at once)
+                resting.restart(state)
+            else:
+                resting.release(state, moved, near_each)
         if whole:  # each collider's press axis, from every vertex near it
             self.contacts.aim(rules, points, normal_world)
+        # How far the response moved them: friction's drag is bounded by it, and a wide
+        # collider sends a vertex it holds back toward its rest (``Contacts.push``).
+        moved_by = None
+        if offsets is not None and (friction > 0 or any(c.obj.name in self.contacts.wide for c in colliders)):
+            moved_by = offsets(queried) @ matrix[:3, :3].T
         if all(c.rigid for c in colliders):
             still = resting.still(queried, points, standoff, tolerance)
             contact.touching[queried[still]] = True
             keep = ~still
             queried, points, normal_world, approach = queried[keep], points[keep], normal_world[keep], approach[keep]
             moved_by = None if moved_by is None else moved_by[keep]
+        reach = self._reach(colliders, near_each, queried, count)
         contact.queried = queried.size
         if queried.size:
             motion = np.stack([points @ move[:3, :3].T + move[:3, 3] - points for move in moves])
@@ -240,6 +252,7 @@ class CollisionQuery:
                 friction,
                 standoff,
                 moved_by,
+                reach,
             )
             # Only the pushed: carried to object space and back, a vertex not pushed would get
             # a rounding-size vector (a turned object), which reads as a push: held where it is,
@@ -344,6 +357,22 @@ class CollisionQuery:
             np.array([not c.closed for c in colliders]),
             None if self.size is None else self.size * float(np.linalg.norm(matrix[:3, :3], 2)),
         )
+
+    def _reach(self, colliders: list[Collider], near_each: list[np.ndarray], queried, count: int) -> np.ndarray | None:
+        """Which of the vertices ``queried`` each collider can reach, (k, m) bool: those its
+        broad phase found near it (``near_each``), for a closed collider cast whole; an open
+        one (whose inside reaches behind its faces) or one cast in part, every vertex. None
+        where every collider reaches every vertex (one collider, say)."""
+        if len(colliders) < 2:  # what one reaches is all that was queried
+            return None
+        reach = np.ones((len(colliders), queried.size), dtype=bool)
+        near = np.zeros(count, dtype=bool)
+        for k, (collider, index) in enumerate(zip(colliders, near_each, strict=True)):
+            if collider.closed and self._patch(collider) is None:
+                near[:] = False
+                near[index] = True
+                reach[k] = near[queried]
+        return None if reach.all() else reach
 
     def _patch(self, collider: Collider) -> Patch | None:
         """How to cast against a closed deforming collider of a mesh whose colliders move

@@ -19,7 +19,7 @@ from .patch import Patch, resolve
 
 HELPER_NAME = ".Collision Response Query"
 #: Kept in each tree with its colliders' names: a tree of an older layout is built again.
-TREE_VERSION = "collider space"
+TREE_VERSION = "collider space, selected rays"
 #: How far a ray reaches, and the value a miss stores (far below any signed distance).
 REACH = 1e6
 MISS = -1e30
@@ -55,8 +55,11 @@ class RayCaster:
         """One raycast and one stored value per collider: the first face's normal and the
         signed distance to it (see ``cast``), as one colour (x, y, z, distance). Each Store
         node evaluates its field afresh, so storing them separately would cast every ray
-        twice. A ``patched`` collider is cast against its faces in a box (nodes ``low{i}``,
-        ``high{i}``), or whole when its ``whole{i}`` node is on (see ``patch``)."""
+        twice. Only the points of attribute ``cast{i}`` are cast against collider ``i`` (the
+        Store node's selection: the field is evaluated there only; the others keep the value
+        the points came with). A ``patched`` collider is cast against its faces in a box
+        (nodes ``low{i}``, ``high{i}``), or whole when its ``whole{i}`` node is on (see
+        ``patch``)."""
         tree = cast(bpy.types.GeometryNodeTree, bpy.data.node_groups.new(self.name, "GeometryNodeTree"))
         # fake-bpy-module's stub lists only 'DEFAULT' as a socket type; Blender takes any.
         tree.interface.new_socket("Geometry", in_out="INPUT", socket_type="NodeSocketGeometry")  # type: ignore[arg-type]
@@ -67,7 +70,7 @@ class RayCaster:
             info = nodes.new("GeometryNodeObjectInfo")
             info.inputs["Object"].default_value = collider
             info.transform_space = "ORIGINAL"  # the collider's own space (see the module)
-            origin, ray = (_named_vector(nodes, f"{name}{i}") for name in ("origin", "ray"))
+            origin, ray = (_named(nodes, f"{name}{i}", "FLOAT_VECTOR") for name in ("origin", "ray"))
             raycast = nodes.new("GeometryNodeRaycast")
             raycast.inputs["Ray Length"].default_value = REACH
             target = _part_in_box(nodes, links, info.outputs["Geometry"], i) if patched[i] else info.outputs["Geometry"]
@@ -105,6 +108,7 @@ class RayCaster:
             store.data_type = "FLOAT_COLOR"
             store.inputs["Name"].default_value = f"hit{i}"
             links.new(geometry, store.inputs["Geometry"])
+            links.new(_named(nodes, f"cast{i}", "BOOLEAN").outputs["Attribute"], store.inputs["Selection"])
             links.new(packed.outputs[0], store.inputs["Value"])
             geometry = store.outputs["Geometry"]
         links.new(geometry, nodes.new("NodeGroupOutput").inputs[0])
@@ -141,12 +145,13 @@ class RayCaster:
         direction set per collider, to the first face of that collider: positive where the
         face faces along the ray (the ray leaves the volume there), negative where it faces
         against it (the ray enters), ``nan`` where nothing is hit. And that face's normal as
-        the mesh has it (k, n, 3), world space, ``nan`` where nothing is hit. ``depsgraph``:
-        the evaluated one, which evaluates the helper. ``patches``: per collider, None, or
-        how to cast against its part near the origins (a closed surface that changes between
-        casts, see ``patch``): a ray that leaves that part unanswered gives only what the
-        side of its origin tells (leaving the surface beyond the part, with no normal, or a
-        miss), or is cast again against the whole."""
+        the mesh has it (k, n, 3), world space, ``nan`` where nothing is hit; a ray whose
+        direction is nan is not cast (a miss). ``depsgraph``: the evaluated one, which
+        evaluates the helper. ``patches``: per collider, None, or how to cast against its
+        part near the origins (a closed surface that changes between casts, see ``patch``): a
+        ray that leaves that part unanswered gives only what the side of its origin tells
+        (leaving the surface beyond the part, with no normal, or a miss), or is cast again
+        against the whole."""
         count, k = origins.shape[0], len(colliders)
         signed = np.full((k, count), np.nan, dtype=np.float32)
         normals = np.full((k, count, 3), np.nan, dtype=np.float32)
@@ -209,6 +214,12 @@ class RayCaster:
             for name, values in ((f"origin{i}", space.points(origins[rows])), (f"ray{i}", space.rays[rows])):
                 attribute = mesh.attributes.get(name) or mesh.attributes.new(name, "FLOAT_VECTOR", "POINT")
                 attribute.data.foreach_set("vector", np.ascontiguousarray(values, dtype=np.float32).ravel())
+            selected = space.asked[rows]
+            attribute = mesh.attributes.get(f"cast{i}") or mesh.attributes.new(f"cast{i}", "BOOLEAN", "POINT")
+            attribute.data.foreach_set("value", selected)
+            if not selected.all():  # the others come out as they go in: missed
+                attribute = mesh.attributes.get(f"hit{i}") or mesh.attributes.new(f"hit{i}", "FLOAT_COLOR", "POINT")
+                attribute.data.foreach_set("color", np.tile(np.array([0, 0, 0, MISS], dtype=np.float32), count))
         mesh.update()
         depsgraph.update()
         evaluated = cast(bpy.types.Mesh, obj.evaluated_get(depsgraph).data)
@@ -230,6 +241,7 @@ class _ColliderSpace:
 
     def __init__(self, matrix: np.ndarray, directions: np.ndarray):
         self.matrix, self.to_local = matrix[:3, :3], np.linalg.inv(matrix)
+        self.asked = ~np.isnan(directions).any(axis=1)  # the rays cast (a nan direction: not)
         rays = directions @ self.to_local[:3, :3].T
         length = np.linalg.norm(rays, axis=1, keepdims=True)
         self.rays = np.divide(rays, length, out=np.zeros_like(rays), where=length > 0)
@@ -303,9 +315,9 @@ def _part_in_box(nodes, links, geometry, i: int):
     return switch.outputs[0]
 
 
-def _named_vector(nodes, name: str):
+def _named(nodes, name: str, data_type: str):
     node = nodes.new("GeometryNodeInputNamedAttribute")
-    node.data_type = "FLOAT_VECTOR"
+    node.data_type = data_type
     node.inputs["Name"].default_value = name
     return node
 

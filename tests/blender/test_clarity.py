@@ -253,6 +253,33 @@ def test_each_level_is_shown_as_the_spacing_of_its_vertices(scene):
     assert sizes.reach(grid, ball, scene) == "Sphere (8 mm): finer than every level, it moves single vertices"
 
 
+def test_the_panel_says_a_collider_wider_than_the_mesh_presses_along_its_own_faces(addon):
+    """A ball dropped onto a 20 m plane: once the plane is near it, its line in the panel
+    says it presses along its own faces (the contact treats it as wide), not which levels a
+    20 m collider shapes."""
+    from bl_ext.user_default.collision_response.blender import simulation, sizes
+    from test_contact_holds import enable as enable_with
+    from test_contact_holds import keyed
+
+    bpy.ops.wm.read_homefile(use_empty=True)
+    scene = bpy.context.scene
+    bpy.ops.mesh.primitive_plane_add(size=20.0)
+    plane = bpy.context.active_object
+    bpy.ops.mesh.primitive_uv_sphere_add(radius=0.5)
+    ball = bpy.context.active_object
+    keyed(ball, {1: (0, 0, 0.7), 6: (0, 0, 0.4)})
+    scene.frame_set(1)
+    enable_with(ball, [plane])
+    for frame in range(2, 7):
+        scene.frame_set(frame)
+    wide = simulation.get(ball).query.contacts.wide
+    assert wide == {plane.name}
+    assert sizes.reach(ball, plane, scene, plane.name in wide) == (
+        "Plane (20 m): over twice the mesh's size, it presses along its own faces"
+    )
+    bpy.ops.wm.read_homefile(use_empty=True)
+
+
 # -- 4. feedback --------------------------------------------------------------------------------
 
 

@@ -211,3 +211,53 @@ def test_a_ball_on_a_box_edge_stays_out_and_is_pushed_up_not_sideways(width):
         assert depth <= 1e-3 * size, f"frame {frame}: {depth:.4f} inside the box"
         moved = np.linalg.norm(world - rest - np.array(ball.matrix_world)[:3, 3], axis=1).max()
         assert moved <= 1.5 * 0.2, f"frame {frame}: a vertex moved {moved:.3f}"
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_ball_centred_exactly_over_a_plane_edge_stays_over_it(seed):
+    """A ball dropped onto a plane with its centre exactly over the plane's edge (no tilt: a
+    meridian of its vertices lies exactly above the edge line), with the default settings, a
+    preset, or Keep Volume: every frame, no vertex over the plane's square (its edge
+    included) behind it by more than 1e-4 of the ball's size. A vertex the response moved a
+    fraction of a millimetre past the edge found no plane above it, and the step moved it
+    back under the plane, 8 to 15 cm deep: the query after a step looked behind a plane only
+    as far as the step moved a vertex, never sideways under its edge."""
+    rng = np.random.default_rng(seed)
+    bpy.ops.wm.read_homefile(use_empty=True)
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 1, 30
+    size = float(rng.choice([2.0, 4.0, 8.0]))
+    along_y = bool(seed % 2)  # the edge at x = size / 2, or at y = size / 2
+    bpy.ops.mesh.primitive_plane_add(size=size)
+    plane = bpy.context.active_object
+    bpy.ops.mesh.primitive_uv_sphere_add(segments=32, ring_count=16, radius=RADIUS)
+    ball = bpy.context.active_object
+    edge = np.array([0.0, size / 2, 0.0] if along_y else [size / 2, 0.0, 0.0])
+    depth, down = rng.uniform(0.1, 0.25), int(rng.integers(4, 12))
+    keyed(
+        ball,
+        {
+            1: tuple(edge + [0, 0, RADIUS + 0.1]),
+            down: tuple(edge + [0, 0, RADIUS - depth]),
+            20: tuple(edge + [0, 0, RADIUS - depth]),
+            30: tuple(edge + [0, 0, 1.0]),
+        },
+    )
+    scene.frame_set(1)
+    enable(ball, [plane])
+    setting = seed % 3
+    if setting == 1:
+        apply_preset("Rubber")
+    elif setting == 2:
+        ball.collision_response.volume = True  # Keep Volume, the default settings
+    rest = np.array([v.co for v in ball.data.vertices])
+    pressed = 0.0
+    for frame in range(1, 31):
+        scene.frame_set(frame)
+        world = evaluated(ball)
+        over = (np.abs(world[:, :2]) <= size / 2).all(axis=1)
+        behind = -world[over, 2].min(initial=0.0)
+        assert behind <= 1e-4 * RADIUS, f"frame {frame}: {behind:.4f} under the plane"
+        keyed_here = rest + np.array(ball.matrix_world)[:3, 3]
+        pressed = max(pressed, float(np.linalg.norm(world - keyed_here, axis=1).max()))
+    assert pressed >= 0.9 * depth, f"pressed {pressed:.3f}, keyed {depth:.3f} into the plane"

@@ -17,7 +17,7 @@ import pytest
 
 from contact_scenes import Ball, Box, Frames
 from core import GridHierarchy, LevelSettings, Surface, build_hierarchy
-from core.contact import HOLD_TOLERANCE, Colliders, Contacts, approach_side, push_direction
+from core.contact import HOLD_TOLERANCE, Colliders, Contacts, Resting, approach_side, push_direction
 from scenes import grid_quads, grid_rest, shuffled_triangulated_grid, tube, uv_sphere
 
 LEVEL = 6  # 65 x 65, 3.1 cm apart
@@ -119,6 +119,40 @@ def test_two_colliders_on_random_paths_keep_every_invariant_against_both(seed):
         reach = max(reach, ball.radius - ball.centre[2], box.half[2] - box.centre[2])
         for shape in (ball, box):
             check_frame(positions, rest, shape, faces, reach)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_rays_cast_only_near_each_collider_give_the_same_bits(seed):
+    """A ball and a box wandering over the sheet: each collider's rays cast only for the
+    vertices its broad phase finds near it (as the add-on casts them) give the same positions,
+    bit for bit, every frame, as every collider's rays for every vertex near any."""
+    plays = []
+    for each_near in (False, True):
+        rng = np.random.default_rng(300 + seed)
+        rest = grid_rest(LEVEL)
+        surface = Surface(GridHierarchy(LEVEL), rest, random_settings(rng, LEVEL + 1, bulge=False))
+        size = rng.uniform(0.15, 0.3)
+        ball = Ball(wandering_path(rng, 80, size, deepest=size * 1.4, step=0.15), size)
+        box = Box(wandering_path(rng, 80, size, deepest=size * 1.4, step=0.15), [size, size * 0.7, size * 0.5])
+        scene = Frames(surface, grid_quads(SIDE), [ball, box], each_near=each_near)
+        plays.append([scene.play(frame) for frame in range(80)])
+    for frame, (every, near) in enumerate(zip(*plays, strict=True)):
+        assert np.array_equal(every, near), f"frame {frame}"
+
+
+def test_a_vertex_resting_on_a_still_collider_rests_on_while_another_moves_elsewhere():
+    """Only the box moved: a vertex resting on the ball and far from the box still rests (no
+    ray); one resting on the box, or near it now, rests no longer. Anything else changed (the
+    mesh's matrix): none rests."""
+    state = ([("ball", b"still"), ("box", b"here")], b"mesh", 0.0, 0.0)
+    resting = Resting(state, 4)
+    resting.rests[:3], resting.on[:3] = True, [0, 1, 0]  # on the ball, the box, the ball
+    moved = ([("ball", b"still"), ("box", b"there")], b"mesh", 0.0, 0.0)
+    assert resting.moved(moved) == [1]
+    resting.release(moved, [1], [np.array([0, 2]), np.array([2])])  # vertex 2 is near the box now
+    assert resting.rests.tolist() == [True, False, False, False] and resting.state == moved
+    assert resting.moved(([("ball", b"still"), ("box", b"there")], b"turned", 0.0, 0.0)) is None
+    assert resting.moved(([("box", b"there"), ("ball", b"still")], b"mesh", 0.0, 0.0)) is None
 
 
 @pytest.mark.parametrize("seed", range(3))
