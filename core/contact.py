@@ -233,7 +233,10 @@ class Contacts:
         ray of theirs is cast against it. Its rays could only have found it from outside and
         far, which neither pushes nor touches: each collider's rays are cast for the part of
         the mesh it presses (three colliders pressing three parts cast a third as many)."""
-        was_held = self.held[queried]
+        # A query of the rest shape (``choosing`` off, ``core.frame``) holds none of its vertices:
+        # they are not where the last query held the surface, and only its pushes are read, so
+        # a held vertex's ray back (its gap) is not cast for them.
+        was_held = self.held[queried] if self.choosing else np.zeros(queried.size, dtype=bool)
         relative = motions - approach
         sides, new = self._sides(colliders, points, normals, relative, standoff)
         if self.choosing and any(name not in self.axes for name in colliders.names):  # not aimed yet: from these

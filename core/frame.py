@@ -138,15 +138,20 @@ def _intrusion(surface: Surface, find: Find, before: np.ndarray, push: np.ndarra
         return last[0]
     # Moved by more than rounding (a turned mesh's rest shape, composed again through its
     # frames, differs from its rest positions by float32 rounding: a vertex there is at rest).
-    moved = rows_differ(before, rest).nonzero()[0]
-    went = before[moved] - rest[moved]
-    displaced = moved[np.einsum("ij,ij->i", went, went) > (ROUNDING * surface.negligible) ** 2]
+    # One pass over the whole mesh (a press moves most of it: the coarse levels spread it).
+    went = before - rest
+    went *= went
+    squared = went[:, 0] + went[:, 1] + went[:, 2]  # (column by column: 3 x faster than einsum here)
+    moved = squared > (ROUNDING * surface.negligible) ** 2
+    displaced = moved.nonzero()[0]
     if displaced.size == 0:  # at rest (most frames away from contact): the first query's pushes
         surface.intrusion_seen = None
         return push
+    furthest = float(np.sqrt(squared.max())) * (1.0 + 1e-5)  # (as ``_furthest``: the rest are nearer)
+    found, _touching = find(rest, displaced, furthest, shown=True, still=True)
     intrusion = np.array(push, dtype=np.float32, copy=True)
-    found, _touching = find(rest, displaced, _furthest_among(rest, before, displaced), shown=True, still=True)
-    intrusion[displaced] = found[displaced]
+    answered = (moved & (nonzero_rows(push) | nonzero_rows(found))).nonzero()[0]  # (the others: zero both)
+    intrusion[answered] = found[answered]
     surface.intrusion_seen = (intrusion, touching.copy())
     return intrusion
 

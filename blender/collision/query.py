@@ -98,6 +98,7 @@ class CollisionQuery:
         #: surfaces move between a frame's queries.
         self.fresh_colliders = False
         self._still = False  # a query of the rest shape (``still``)
+        self._cells: tuple[np.ndarray, _Cells] | None = None  # the rest shape's, while it is the same array
 
     @contextmanager
     def still(self) -> Iterator[None]:
@@ -178,8 +179,10 @@ class CollisionQuery:
             # vertex the response moved a fraction of a millimetre past it, then back under
             # it, 8 cm deep), as well as across its faces.
             behind = [0.0 if c.closed else _local(c.radius, inverse) for c in colliders]
+            cells = self._cells_of(positions) if self._still else None
             near_each = [
-                _near(positions, c, standoff, inverse, among, pad) for c, pad in zip(colliders, behind, strict=True)
+                _near(positions, c, standoff, inverse, among, pad, cells)
+                for c, pad in zip(colliders, behind, strict=True)
             ]
         near = np.zeros(count, dtype=bool)
         for index in near_each:
@@ -266,6 +269,16 @@ class CollisionQuery:
             if not self._still:
                 resting.record(queried, points, found)
         return contact
+
+    def _cells_of(self, positions: np.ndarray) -> "_Cells | None":
+        """``positions`` in cells (``_Cells``), made once for an array that cannot change (the
+        solver's rest shape, read only: a rest-shape query asks it every frame of a press);
+        None for any other."""
+        if positions.flags.writeable or positions.ndim != 2 or positions.shape[0] < CELLED:
+            return None
+        if self._cells is None or self._cells[0] is not positions:
+            self._cells = (positions, _Cells(positions))
+        return self._cells[1]
 
     def near_within(self, among: np.ndarray, within: float) -> np.ndarray:
         """Those of vertices ``among`` (indices) that were, at the last whole query, within
@@ -418,33 +431,95 @@ def _near(
     to_local: np.ndarray,
     among: np.ndarray | None = None,
     pad: float = 0.0,
+    cells: "_Cells | None" = None,
 ) -> np.ndarray:
     """Broad phase, in the mesh's object space: the indices (sorted) of the vertices in the
     collider's bounding box and bounding sphere (grown by the standoff and the contact's hold
     tolerance), both carried into object space conservatively (the box's corners; the sphere
     by the largest stretch), and then by ``pad`` (object space): a vertex outside the padded
     region cannot reach the plain one by moving less than ``pad``. ``among``: the indices
-    to test (all when None). A container is near every vertex: those far out of it are the
-    ones it must bring back."""
+    to test (all when None). ``cells``: ``positions`` in cells (``_Cells``), when it has
+    them. A container is near every vertex: those far out of it are the ones it must bring
+    back."""
     if collider.kind == CONTAINER:
         return np.arange(positions.shape[0]) if among is None else np.sort(np.asarray(among))
     margin = standoff + HOLD_TOLERANCE * collider.radius
     low, high = carried_box(collider.low - margin, collider.high + margin, to_local)
     low, high = low - pad, high + pad
-    if among is None:
-        # The axis that rejects most vertices first (judged on a sample of about a thousand),
-        # then the others on what passed: most vertices cost one pair of comparisons.
-        sample = positions[:: max(1, positions.shape[0] // 1024)]
-        first, *others = np.argsort(((sample >= low) & (sample <= high)).sum(axis=0), kind="stable")
-        column = positions[:, first]
-        boxed = _in_box(positions, ((column >= low[first]) & (column <= high[first])).nonzero()[0], low, high, others)
+    among = None if among is None else np.asarray(among)
+    if cells is not None and np.isfinite(low).all() and np.isfinite(high).all():
+        boxed = cells.within(positions, low, high)
+    elif among is None or 4 * among.size > positions.shape[0]:
+        # All, or most of them (a press moves most of the mesh): as all, then those of them.
+        boxed = _near_all(positions, low, high)
     else:
-        boxed = _in_box(positions, np.asarray(among), low, high, [0, 1, 2])
+        boxed = _in_box(positions, among, low, high, [0, 1, 2])
+        among = None  # (only those were tested)
     centre = to_local[:3, :3] @ collider.centre + to_local[:3, 3]
     radius = (collider.radius + margin) * np.linalg.norm(to_local[:3, :3], 2) + pad
     offset = positions.take(boxed, axis=0).astype(np.float64)  # take: rows, several times faster
     offset -= centre
-    return boxed[np.einsum("ij,ij->i", offset, offset) <= radius**2]
+    boxed = boxed[np.einsum("ij,ij->i", offset, offset) <= radius**2]
+    if among is not None:
+        boxed = _those_among(boxed, among)
+    return boxed if cells is None else np.sort(boxed)
+
+
+def _near_all(positions: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """The indices (sorted) of all ``positions`` within ``low`` .. ``high``: the axis that
+    rejects most vertices first (judged on a sample of about a thousand), then the others on
+    what passed, so most vertices cost one pair of comparisons."""
+    sample = positions[:: max(1, positions.shape[0] // 1024)]
+    first, *others = np.argsort(((sample >= low) & (sample <= high)).sum(axis=0), kind="stable")
+    column = positions[:, first]
+    return _in_box(positions, ((column >= low[first]) & (column <= high[first])).nonzero()[0], low, high, others)
+
+
+def _those_among(index: np.ndarray, among: np.ndarray) -> np.ndarray:
+    """Those of the indices ``index`` that are in ``among`` (indices), in order."""
+    if not index.size or not among.size:
+        return index[:0]
+    if (among[1:] > among[:-1]).all():  # sorted, each once (as the solver asks): looked up
+        at = np.minimum(np.searchsorted(among, index), among.size - 1)
+        return index[among[at] == index]
+    return index[np.isin(index, among)]
+
+
+#: The fewest vertices kept in cells (``_Cells``): below, a pass over them all costs as little.
+CELLED = 4096
+
+
+class _Cells:
+    """Positions that do not change (a rest shape), bucketed on a grid over their two widest
+    axes, about 16 to a cell: the vertices in a box are found among those of the cells it
+    meets, not by a pass over all of them (a press moves most of a mesh, and a collider
+    reaches a few percent of its rest shape)."""
+
+    def __init__(self, positions: np.ndarray):
+        low, high = positions.min(axis=0).astype(np.float64), positions.max(axis=0).astype(np.float64)
+        self.axes = np.argsort(high - low, kind="stable")[::-1][:2].copy()  # the two widest
+        self.count = max(1, int(np.sqrt(positions.shape[0] / 16.0)))
+        self.low = low[self.axes]
+        self.size = np.maximum((high - low)[self.axes] / self.count, np.finfo(np.float64).tiny)
+        cell = self._cell(positions[:, self.axes])
+        key = cell[:, 0] * self.count + cell[:, 1]
+        self.order = np.argsort(key, kind="stable")
+        self.starts = np.searchsorted(key[self.order], np.arange(self.count * self.count + 1))
+
+    def _cell(self, values: np.ndarray) -> np.ndarray:
+        """The cell (row, column) of each point's two widest coordinates ``values`` (..., 2):
+        monotonic in each, so a box's corners bound the cells of the points in it."""
+        return np.clip(np.floor((values - self.low) / self.size), 0, self.count - 1).astype(np.int64)
+
+    def within(self, positions: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+        """The indices (not sorted) of ``positions`` (the ones the cells were made of) within
+        the box ``low`` .. ``high`` (finite)."""
+        (row0, column0), (row1, column1) = self._cell(low[self.axes]), self._cell(high[self.axes])
+        parts = [
+            self.order[self.starts[row * self.count + column0] : self.starts[row * self.count + column1 + 1]]
+            for row in range(row0, row1 + 1)
+        ]
+        return _in_box(positions, np.concatenate(parts), low, high, [0, 1, 2])
 
 
 def _box_moved(low: np.ndarray, high: np.ndarray, change: np.ndarray) -> float:
