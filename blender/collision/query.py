@@ -447,16 +447,16 @@ def _near(
     low, high = carried_box(collider.low - margin, collider.high + margin, to_local)
     low, high = low - pad, high + pad
     among = None if among is None else np.asarray(among)
-    if cells is not None and np.isfinite(low).all() and np.isfinite(high).all():
-        boxed = cells.within(positions, low, high)
+    centre = to_local[:3, :3] @ collider.centre + to_local[:3, 3]
+    radius = (collider.radius + margin) * np.linalg.norm(to_local[:3, :3], 2) + pad
+    if cells is not None and np.isfinite(low).all() and np.isfinite(high).all() and np.isfinite(radius):
+        boxed = _in_box(positions, cells.meeting(low, high, centre, float(radius)), low, high, [0, 1, 2])
     elif among is None or 4 * among.size > positions.shape[0]:
         # All, or most of them (a press moves most of the mesh): as all, then those of them.
         boxed = _near_all(positions, low, high)
     else:
         boxed = _in_box(positions, among, low, high, [0, 1, 2])
         among = None  # (only those were tested)
-    centre = to_local[:3, :3] @ collider.centre + to_local[:3, 3]
-    radius = (collider.radius + margin) * np.linalg.norm(to_local[:3, :3], 2) + pad
     offset = positions.take(boxed, axis=0).astype(np.float64)  # take: rows, several times faster
     offset -= centre
     boxed = boxed[np.einsum("ij,ij->i", offset, offset) <= radius**2]
@@ -491,35 +491,44 @@ CELLED = 4096
 
 class _Cells:
     """Positions that do not change (a rest shape), bucketed on a grid over their two widest
-    axes, about 16 to a cell: the vertices in a box are found among those of the cells it
-    meets, not by a pass over all of them (a press moves most of a mesh, and a collider
-    reaches a few percent of its rest shape)."""
+    axes, about 16 to a cell, each cell with the bounds of its own points: the vertices near
+    a collider are found among those of the cells that meet its box and sphere, not by a
+    pass over all of them (a press moves most of a mesh, and a collider reaches a few
+    percent of its rest shape)."""
 
     def __init__(self, positions: np.ndarray):
-        low, high = positions.min(axis=0).astype(np.float64), positions.max(axis=0).astype(np.float64)
-        self.axes = np.argsort(high - low, kind="stable")[::-1][:2].copy()  # the two widest
-        self.count = max(1, int(np.sqrt(positions.shape[0] / 16.0)))
-        self.low = low[self.axes]
-        self.size = np.maximum((high - low)[self.axes] / self.count, np.finfo(np.float64).tiny)
-        cell = self._cell(positions[:, self.axes])
-        key = cell[:, 0] * self.count + cell[:, 1]
+        points = positions.astype(np.float64)
+        low, high = points.min(axis=0), points.max(axis=0)
+        axes = np.argsort(high - low, kind="stable")[::-1][:2]  # the two widest
+        count = max(1, int(np.sqrt(positions.shape[0] / 16.0)))
+        size = np.maximum((high - low)[axes] / count, np.finfo(np.float64).tiny)
+        cell = np.clip(np.floor((points[:, axes] - low[axes]) / size), 0, count - 1).astype(np.int64)
+        key = cell[:, 0] * count + cell[:, 1]
         self.order = np.argsort(key, kind="stable")
-        self.starts = np.searchsorted(key[self.order], np.arange(self.count * self.count + 1))
+        key = key[self.order]
+        self.starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])  # each occupied cell's first
+        self.ends = np.r_[self.starts[1:], key.size]
+        sorted_points = points[self.order]
+        self.low = np.minimum.reduceat(sorted_points, self.starts, axis=0)  # (cells, 3)
+        self.high = np.maximum.reduceat(sorted_points, self.starts, axis=0)
 
-    def _cell(self, values: np.ndarray) -> np.ndarray:
-        """The cell (row, column) of each point's two widest coordinates ``values`` (..., 2):
-        monotonic in each, so a box's corners bound the cells of the points in it."""
-        return np.clip(np.floor((values - self.low) / self.size), 0, self.count - 1).astype(np.int64)
-
-    def within(self, positions: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
-        """The indices (not sorted) of ``positions`` (the ones the cells were made of) within
-        the box ``low`` .. ``high`` (finite)."""
-        (row0, column0), (row1, column1) = self._cell(low[self.axes]), self._cell(high[self.axes])
-        parts = [
-            self.order[self.starts[row * self.count + column0] : self.starts[row * self.count + column1 + 1]]
-            for row in range(row0, row1 + 1)
-        ]
-        return _in_box(positions, np.concatenate(parts), low, high, [0, 1, 2])
+    def meeting(self, low: np.ndarray, high: np.ndarray, centre: np.ndarray, radius: float) -> np.ndarray:
+        """The indices (not sorted) of the points in the cells whose bounds meet the box
+        ``low`` .. ``high`` and the sphere (``centre``, ``radius``), all finite: every point
+        in both, and others near them."""
+        meets = ((self.high >= low) & (self.low <= high)).all(axis=1)
+        gap = np.maximum(np.maximum(self.low - centre, centre - self.high), 0.0)
+        # (Grown past rounding: a cell is only passed on to the exact tests.)
+        meets &= np.einsum("ij,ij->i", gap, gap) <= (radius * (1.0 + 1e-6)) ** 2
+        starts, ends = self.starts[meets], self.ends[meets]
+        lengths = ends - starts
+        total = int(lengths.sum())
+        # Each cell's run of ``order``, end to end: its start, then one further for each point.
+        steps = np.ones(total, dtype=np.int64)
+        if total:
+            firsts = np.cumsum(lengths) - lengths  # where each run begins in the result
+            steps[firsts] = starts - np.r_[0, ends[:-1] - 1]
+        return self.order[np.cumsum(steps)] if total else self.order[:0]
 
 
 def _box_moved(low: np.ndarray, high: np.ndarray, change: np.ndarray) -> float:
