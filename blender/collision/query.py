@@ -98,6 +98,7 @@ class CollisionQuery:
         #: surfaces move between a frame's queries.
         self.fresh_colliders = False
         self._keeping = True  # what it finds is remembered (not inside ``unchanged``)
+        self._pushed_behind: dict[str, float] = {}  # by open collider: its longest push at the last whole query
         self._still = False  # a query of the rest shape (``unchanged(still=True)``)
         self._cells: tuple[np.ndarray, _Cells] | None = None  # the rest shape's, while it is the same array
 
@@ -269,6 +270,8 @@ class CollisionQuery:
             contact.touching[queried] = found.touching
             if self._keeping:
                 resting.record(queried, points, found)
+                if whole:
+                    self._record_pushed_behind(colliders, found)
         return contact
 
     def _cells_of(self, positions: np.ndarray) -> "_Cells | None":
@@ -350,8 +353,21 @@ class CollisionQuery:
                 continue
             now = np.array(c.obj.matrix_world, dtype=np.float64)
             back = self._previous.get(c.obj.name, now) @ np.linalg.inv(now)  # now -> where it was
-            behind.append(_local(furthest + _box_moved(c.low, c.high, np.eye(4) - back), inverse))
+            # And as deep as it pushed a vertex at the last query: a mesh made across a plane,
+            # neither moving, was found behind it by the first query (which looks as far as
+            # the plane's size) and then never again, left 20 cm under it.
+            deepest = self._pushed_behind.get(c.obj.name, 0.0)
+            behind.append(_local(furthest + _box_moved(c.low, c.high, np.eye(4) - back) + deepest, inverse))
         return behind
+
+    def _record_pushed_behind(self, colliders: list[Collider], found) -> None:
+        """How far each open collider pushed a vertex at this whole query (world space),
+        for the next one's broad phase (``_behind_open``)."""
+        lengths = np.sqrt(np.einsum("ij,ij->i", found.push, found.push))
+        for k, c in enumerate(colliders):
+            if not c.closed:
+                mine = lengths[found.source == k] if found.source is not None else lengths
+                self._pushed_behind[c.obj.name] = float(mine.max(initial=0.0))
 
     def _colliders(self, colliders: list[Collider], depsgraph, matrix: np.ndarray) -> Colliders:
         """The colliders as the contact rules see them, with Blender's ray caster (``matrix``:
