@@ -420,9 +420,9 @@ def finder(obj, simulation: Simulation, scene, depsgraph, weigh=None, held: pose
     # The frame's first query: the positions asked about, and the posed surface met.
     first: list[tuple[np.ndarray, np.ndarray]] = []
 
-    def find(positions: np.ndarray, among: np.ndarray | None, within: float, shown: bool = False, still: bool = False):
-        if shown or still:  # a swing, the volume given back, the rest shape: not fed back into the query's memory
-            with simulation.query.unchanged(still):
+    def find(positions: np.ndarray, among: np.ndarray | None, within: float, shown: bool = False):
+        if shown:  # positions shown (a swing, the volume given back): not fed back into the contact memory
+            with simulation.query.unchanged():
                 return find(positions, among, within)
         rest = simulation.rest
         if not on_posed:

@@ -158,12 +158,6 @@ class Contacts:
         self.held = np.zeros(count, dtype=bool)  # pushed or touching at the last query
         #: Each wide collider's axis, from its faces where the mesh meets it, kept while near.
         self.kept_axes: dict[str, np.ndarray] = {}
-        #: Whether a query may choose the side of a collider that has none yet, and aim the
-        #: colliders. A query of the rest shape (``core.frame``) may not: the rest shape did not
-        #: come from anywhere (a collider that holds none of the surface yet pushes none of
-        #: it), and the aim is the surface's, where it meets them (a planet's pole, met by the
-        #: rest shape, turned its kept axis by 1e-3 in some builds of the same scene).
-        self.choosing = True
         #: How deep each wide collider reaches into the mesh's rest shape this frame (``_from_rest``).
         self.reaches: dict[str, float] = {}
 
@@ -233,13 +227,10 @@ class Contacts:
         ray of theirs is cast against it. Its rays could only have found it from outside and
         far, which neither pushes nor touches: each collider's rays are cast for the part of
         the mesh it presses (three colliders pressing three parts cast a third as many)."""
-        # A query of the rest shape (``choosing`` off, ``core.frame``) holds none of its vertices:
-        # they are not where the last query held the surface, and only its pushes are read, so
-        # a held vertex's ray back (its gap) is not cast for them.
-        was_held = self.held[queried] if self.choosing else np.zeros(queried.size, dtype=bool)
+        was_held = self.held[queried]
         relative = motions - approach
         sides, new = self._sides(colliders, points, normals, relative, standoff)
-        if self.choosing and any(name not in self.axes for name in colliders.names):  # not aimed yet: from these
+        if any(name not in self.axes for name in colliders.names):  # not aimed yet: from these
             self.aim(colliders, points, normals)
 
         def tilted(k: int, inward: np.ndarray, rows=slice(None)) -> np.ndarray:  # collider k's pushes at rows
@@ -249,7 +240,7 @@ class Contacts:
         def directions_for(sides: np.ndarray) -> np.ndarray:  # (k, m, 3)
             return np.stack(
                 [
-                    tilted(k, press_inward(-normals * side, self.axes.get(name), side))
+                    tilted(k, press_inward(-normals * side, self.axes[name], side))
                     for k, (name, side) in enumerate(zip(colliders.names, sides, strict=True))
                 ]
             )
@@ -274,7 +265,7 @@ class Contacts:
                 sides, directions = reached, directions_for(reached)
                 ahead, behind, _ = _cast_both(cast, points, directions, *rules)
         length, touch = _lengths(ahead[0], behind[0], sizes, standoff, was_held)
-        if self.choosing and self._aim_by_faces(colliders, cast, sides, length, ahead, points, relative):  # aimed again
+        if self._aim_by_faces(colliders, cast, sides, length, ahead, points, relative):  # a wide collider: aimed again
             directions = directions_for(sides)
             ahead, behind, _ = _cast_both(cast, points, directions, *rules)
             length, touch = _lengths(ahead[0], behind[0], sizes, standoff, was_held)
@@ -531,7 +522,7 @@ class Contacts:
         if colliders.kinds is not None:  # an interior's or a container's side is its kind's
             fixed = np.array([KIND_SIDE[int(kind)] for kind in colliders.kinds], dtype=np.int8)
             sides = np.where(fixed != 0, fixed, sides)
-        new = (sides == 0).nonzero()[0] if self.choosing else np.zeros(0, dtype=np.int64)
+        new = (sides == 0).nonzero()[0]
         if new.size:
             distance = np.linalg.norm(points[:, None] - colliders.centres[None], axis=2)  # (m, k)
             nearest = np.argmin(distance, axis=1)

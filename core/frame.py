@@ -12,14 +12,6 @@ until what the finest level must absorb is minimal), and why nothing ends inside
 collider after relaxation, damping or bulging. What is shown on top of the response,
 secondary motion (``core.overshoot``) and the volume given back (``core.volume``), is asked
 of the colliders the same way, on the shown positions only.
-
-The coarse levels follow how far the colliders reach into the rest shape (``_intrusion``),
-not the pushes of the positions before the step: which vertices a collider catches depends
-on the frame rate (a vertex within a frame's travel of a ball is caught at 24 fps and
-carried ahead of it by the coarse levels at 60), and one rim vertex caught or not moved a
-whole region of a coarse level (a Rubber sheet's far corner: 72 % of the dent between 24 and
-60 fps); the rest shape does not move with the response, so what the colliders reach of it
-is the same at any rate.
 """
 
 from collections.abc import Iterator
@@ -39,13 +31,10 @@ from .volume import Volume
 #: Rounds of scaling a swing down where it turns faces over and pushing out what that takes
 #: into a collider (``_show_overshoot``).
 CALMING_ROUNDS = 4
-#: A vertex closer to its rest position than this many times the solver's negligible length
-#: (``Surface.negligible``, float32's resolution at the object's size) is at rest.
-ROUNDING = 16.0
 
 
 class Find(Protocol):
-    """``find(positions (n, 3), among, within, shown=False, still=False)``: the pushes (n, 3) out of the
+    """``find(positions (n, 3), among, within, shown=False)``: the pushes (n, 3) out of the
     colliders and the touching flags (n,) of the vertices ``among`` (indices; every vertex
     when None), in the solver's space. ``within``: how far any vertex of ``among`` moved
     since the frame's first ``find`` (its broad phase may test only those that were that
@@ -53,28 +42,22 @@ class Find(Protocol):
     given back), not the solver's: the query must leave its contact memory as it was
     (``unchanged``), or what is shown would be fed back into the next frame's contact (a
     swing away from a collider would make a held vertex let go, at one frame rate and not
-    at another). ``still``: the positions are the rest shape (``_intrusion``): asked as shown
-    ones, and as not having moved (no approach of their own); the query's memory of where the
-    vertices were, what the step moved and where they rest is left as it was too (the rest
-    shape is not where the surface went: the next query's approach is measured from the
-    solver's positions)."""
+    at another)."""
 
     def __call__(
-        self, positions: np.ndarray, among: np.ndarray | None, within: float, shown: bool = False, still: bool = False
+        self, positions: np.ndarray, among: np.ndarray | None, within: float, shown: bool = False
     ) -> tuple[np.ndarray, np.ndarray]: ...
 
 
 @contextmanager
-def unchanged(contacts: Contacts, still: bool = False) -> Iterator[None]:
+def unchanged(contacts: Contacts) -> Iterator[None]:
     """Leave all ``contacts`` remembers as it was before the block (which vertices were
     held, from which side, each collider's side, press axis and reach): for a query of
     shown positions (see ``Find``). Its press axes too: a jelly's swing asked of a box aimed
     the box by the faces the swing met, and the next frame's pushes differed from the same
-    press without the swing. ``still``: of the rest shape, where a collider with no side
-    yet pushes nothing (``Contacts.choosing``)."""
+    press without the swing."""
     # Its arrays change in place, its dicts and sets by item: copies of each are enough.
     saved = {name: copy(value) for name, value in vars(contacts).items()}
-    contacts.choosing = contacts.choosing and not still
     try:
         yield
     finally:
@@ -104,10 +87,7 @@ def advance(
     before = surface.positions
     push, touching = find(before, None, np.inf)
     contact = None if volume is None else nonzero_rows(push) | touching  # (before _mend changes push)
-    intrusion = _intrusion(surface, find, before, push, touching)
-    if contact is not None and intrusion is not None:  # where the colliders reach into the rest shape
-        contact |= nonzero_rows(intrusion)
-    stepped = surface.step(push, dt, touching, intrusion)
+    stepped = surface.step(push, dt, touching)
     if stepped:
         again, held = _mend(surface, find, guard, before, push, structure)
         if contact is not None:  # what the step put back in touches them too (a dent relaxing up into a ball)
@@ -120,44 +100,6 @@ def advance(
     if volume is not None and contact is not None:
         changed = _give_back_volume(surface, volume, find, before, overshoot, contact) or changed
     return changed
-
-
-def _intrusion(surface: Surface, find: Find, before: np.ndarray, push: np.ndarray, touching: np.ndarray) -> np.ndarray:
-    """How far the colliders reach into the rest shape: for each vertex, the push (n, 3) out
-    of them from its rest position (zero outside). The coarse levels respond to this, not to
-    the pushes of the positions before the step (``Surface.step``): which vertices a collider
-    catches before a step depends on the frame rate (a vertex within one frame's travel of a
-    ball is caught at 24 fps, carried ahead of it by the coarse levels at 60), and one caught
-    or not moved a whole region of a coarse level; the rest shape does not move with the
-    response, so what the colliders reach of it is the same at any rate.
-
-    A vertex the response has not moved is at its rest position: its push is the first
-    query's. Only the others are asked, as shown positions (the contact memory is left as it
-    was). A frame whose colliders push nothing and still touch exactly what they touched last
-    frame (a held press: they moved less than the hold tolerance against the surface) reuses
-    the last answer: a held frame asks nothing more."""
-    rest = surface.rest_positions
-    last = surface.intrusion_seen
-    if last is not None and touching.any() and not push.any() and np.array_equal(last[1], touching):
-        return last[0]
-    # Moved by more than rounding (a turned mesh's rest shape, composed again through its
-    # frames, differs from its rest positions by float32 rounding: a vertex there is at rest).
-    # One pass over the whole mesh (a press moves most of it: the coarse levels spread it).
-    went = before - rest
-    went *= went
-    squared = went[:, 0] + went[:, 1] + went[:, 2]  # (column by column: 3 x faster than einsum here)
-    moved = squared > (ROUNDING * surface.negligible) ** 2
-    displaced = moved.nonzero()[0]
-    if displaced.size == 0:  # at rest (most frames away from contact): the first query's pushes
-        surface.intrusion_seen = None
-        return push
-    furthest = float(np.sqrt(squared.max())) * (1.0 + 1e-5)  # (as ``_furthest``: the rest are nearer)
-    found, _touching = find(rest, displaced, furthest, shown=True, still=True)
-    intrusion = np.array(push, dtype=np.float32, copy=True)
-    answered = (moved & (nonzero_rows(push) | nonzero_rows(found))).nonzero()[0]  # (the others: zero both)
-    intrusion[answered] = found[answered]
-    surface.intrusion_seen = (intrusion, touching.copy())
-    return intrusion
 
 
 def shown(surface: Surface, overshoot: Overshoot | None, volume: Volume | None) -> np.ndarray | None:

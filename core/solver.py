@@ -49,9 +49,6 @@ class _Coefficients:
     relaxation: np.ndarray  # mu: fraction of an elastic offset recovered this step
     yield_limit: np.ndarray
     kept: np.ndarray  # 1 - mu: the part of an elastic offset out of contact that stays
-    #: The fraction of a share that arrives evenly over the step (a collider moving all through
-    #: it) that damping lets through by the step's end: 1 - gamma / h, where gamma = 1 - e^-h.
-    arriving: np.ndarray
 
 
 class Surface:
@@ -83,10 +80,6 @@ class Surface:
         self._negligible = DTYPE(NEGLIGIBLE * (float(np.linalg.norm(np.ptp(rest, axis=0))) or 1.0))
         self._build_levels(np.ascontiguousarray(rest.T, dtype=DTYPE))
         self._cache_key: tuple = ()
-        #: ``core.frame``'s last answer of how far the colliders reach into the rest shape, and
-        #: the touching flags it was asked with (reused while a press holds).
-        self.intrusion_seen: tuple[np.ndarray, np.ndarray] | None = None
-        self._rest_positions: np.ndarray | None = None
         self._coefficients: list[_Coefficients] = []
         # Start from the composed rest shape, so vertices no step touches never change a bit.
         self.reset()
@@ -135,20 +128,6 @@ class Surface:
         order (a mesh hierarchy's ``level_vertices``; the finest level's is ``vertex_order``)."""
         return np.ascontiguousarray(self._levels[level].solution.T)
 
-    @property
-    def rest_positions(self) -> np.ndarray:
-        """The rest shape (n, 3), mesh order, in the working precision (read only: made once)."""
-        if self._rest_positions is None:
-            rest = self._levels[-1].rest
-            self._rest_positions = np.ascontiguousarray((rest if self._rank is None else rest[:, self._rank]).T)
-            self._rest_positions.flags.writeable = False
-        return self._rest_positions
-
-    @property
-    def negligible(self) -> float:
-        """A length below float32's resolution at the object's size (``NEGLIGIBLE`` of it)."""
-        return float(self._negligible)
-
     def offsets(self, level: int) -> tuple[np.ndarray, np.ndarray]:
         """Elastic and plastic offsets of one level, each (n_j, 3) in object space, in the
         level's order (as ``level_positions``)."""
@@ -164,11 +143,6 @@ class Surface:
 
     def reset(self) -> None:
         """Back to the rest shape: every offset zero."""
-        self.intrusion_seen = None
-        self._reached: list[np.ndarray] | None = None  # the last step's intrusion lengths, per level
-        #: The last ``reach`` stepped with (the array itself) and its levels, each vertex held:
-        #: a held press passes the same array again (``core.frame``), and is not restricted again.
-        self._reach_seen: tuple[np.ndarray, list] | None = None
         for lv in self._levels:
             lv.elastic[:] = 0
             lv.plastic[:] = 0
@@ -180,9 +154,7 @@ class Surface:
 
     # -- stepping -----------------------------------------------------------------------------
 
-    def step(
-        self, displacement: np.ndarray, dt: float, touching: np.ndarray | None = None, reach: np.ndarray | None = None
-    ) -> bool:
+    def step(self, displacement: np.ndarray, dt: float, touching: np.ndarray | None = None) -> bool:
         """Advance by ``dt`` seconds with the displacement vectors of the finest level.
 
         Parameters
@@ -198,18 +170,6 @@ class Surface:
             but they absorb nothing. Without it, a vertex placed exactly on the collider
             relaxes into it and is pushed out again on alternate steps (a flicker whose
             size depends on the frame rate).
-        reach : (n, 3) float, optional
-            For each vertex, the push out of the colliders from its rest position (zero where
-            the rest shape is outside them): how far they reach into the rest shape
-            (``core.frame`` asks it). With it, the coarse levels take their shares of this,
-            which does not depend on the frame rate, not of ``displacement``, damped as a
-            share that arrived all through the step (the colliders moved all through it); a
-            coarse vertex under a collider keeps its offsets while the collider does not
-            withdraw from it, and relaxes, taking no share, while it does (faster than
-            ``WITHDRAWING`` of its reach a second); and a collider pushes without pulling:
-            the finest level gives back its own offset where the coarser levels carried a
-            vertex further along its push (or a resting one along ``reach``) than its goal,
-            and pulls it back no further. Without it, the thesis's step.
 
         With ``settings.substeps`` > 1 the step is split: each sub-step of ``dt / substeps``
         applies its share of what is still left between each contact vertex and its goal
@@ -229,25 +189,17 @@ class Surface:
                 raise ValueError(f"touching must be ({self.vertex_count},), got {touching.shape}")
             resting = touching if self._order is None else touching[self._order]
         self.settings.check(self.level_count, self.vertex_count)
-        if reach is None or not np.asanyarray(reach).any():  # (nothing reached: the thesis's step)
-            intrusion, self._reached, self._reach_seen = None, None, None
-        elif self._reach_seen is not None and reach is self._reach_seen[0]:
-            intrusion = self._reach_seen[1]
-        else:
-            intrusion = self._intrusion_levels(self._displacement(reach), dt)
-            kept = [(moving, length, vectors, np.zeros_like(away)) for moving, length, vectors, away in intrusion]
-            self._reach_seen = (reach, kept)
-        if self._idle(d, resting, dt) if intrusion is None else self._idle(d, resting, dt, intrusion):
+        if self._idle(d, resting, dt):
             return False
         count = self.settings.substeps
         if count == 1:
-            self._place(d, update=True, dt=dt, resting=resting, intrusion=intrusion)
+            self._place(d, update=True, dt=dt, resting=resting)
             return True
         goal = self._levels[-1].solution + d
         contact = dot(d, d) > TINY**2
         for i in range(count):
             left = np.where(contact, goal - self._levels[-1].solution, 0.0)
-            self._place(left / (count - i), update=True, dt=dt / count, resting=resting, intrusion=intrusion)
+            self._place(left / (count - i), update=True, dt=dt / count, resting=resting)
         return True
 
     def correct(self, displacement: np.ndarray) -> bool:
@@ -278,13 +230,12 @@ class Surface:
             d = np.nan_to_num(d, nan=0.0, posinf=0.0, neginf=0.0)
         return d
 
-    def _idle(self, d: np.ndarray, resting: np.ndarray | None, dt: float, intrusion: list | None = None) -> bool:
+    def _idle(self, d: np.ndarray, resting: np.ndarray | None, dt: float) -> bool:
         """A step that would change nothing: no push, and no elastic offset left to relax
         (each is 0, kept by a vertex resting on a collider, or on a level that never
-        recovers; with ``intrusion``, a coarse vertex under a collider that does not withdraw
-        from it: ``_place``), nor a new prolongation method to rebuild for. The shape stays
-        bit for bit, so most frames of a shot (away from contact, or a press held still once
-        it has settled) cost next to nothing."""
+        recovers), nor a new prolongation method to rebuild for. The shape stays bit for bit,
+        so most frames of a shot (away from contact, or a press held still once it has
+        settled) cost next to nothing."""
         if self.settings.prolongation != self._built_for or d.any():
             return False
         if any(lv.pending.any() for lv in self._levels):  # damping still lets a share through
@@ -293,50 +244,11 @@ class Surface:
         coefficients = self._per_step(dt)
         for j, lv in enumerate(self._levels):
             relaxing = lv.elastic.any(axis=0) & (coefficients[j].relaxation != 0)
-            held = self._held(j, touch, intrusion)
-            if held is not None:
-                relaxing &= ~held
+            if touch is not None:
+                relaxing &= ~touch[j]
             if relaxing.any():
                 return False
         return True
-
-    def _held(self, level: int, touch: list[np.ndarray] | None, intrusion: list | None) -> np.ndarray | None:
-        """The vertices of ``level`` whose elastic offsets do not relax for their contact
-        alone (``_place`` also keeps those it pushes this step): those resting on a collider
-        (``touch``, restricted), and with ``intrusion`` those of a coarse level under a
-        collider that does not withdraw from them; a coarse vertex it withdraws from
-        relaxes, resting or not. None: none."""
-        held = None if touch is None else touch[level]
-        if intrusion is None or level == self.level_count - 1:
-            return held
-        moving, _length, _vectors, withdrawing = intrusion[level]
-        held = np.zeros(self.hierarchy.sizes[level], dtype=bool) if held is None else held.copy()
-        held[moving[~withdrawing]] = True
-        held[moving[withdrawing]] = False
-        return held
-
-    def _intrusion_levels(self, intrusion: np.ndarray, dt: float) -> list[tuple]:
-        """How far the colliders reach into the rest shape (3, n) restricted to every level by
-        max, coarse to fine: per level its vertices under a collider (sorted indices), the
-        lengths there (m,), the vectors (3, n_j), and which of those vertices the colliders
-        withdraw from (m,) bool: they reach less deep than at the last step, faster than
-        ``WITHDRAWING`` of it a second (a speed, so the same at any frame rate; slower is the
-        press settling: on a curved mesh the press axis turns a little as the surface moves,
-        and how deep the colliders reach along it with it). Remembers the lengths for the next
-        step."""
-        moving, length = _contact(intrusion)
-        levels = [(moving, length, intrusion)]
-        for j in range(self.level_count - 1, 0, -1):
-            coarse = self.hierarchy.restrict(j, levels[0][2], "max", levels[0][0])
-            levels.insert(0, (*_contact(coarse), coarse))
-        reached = [np.zeros(size, dtype=DTYPE) for size in self.hierarchy.sizes]
-        withdrawing = []
-        for j, (moving, length, _vectors) in enumerate(levels):
-            last = self._reached[j][moving] if self._reached is not None else np.zeros_like(length)
-            withdrawing.append(last - length > WITHDRAWING * dt * last + ROUNDING * self._negligible)
-            reached[j][moving] = length
-        self._reached = reached
-        return [(*level, away) for level, away in zip(levels, withdrawing, strict=True)]
 
     def _touch_masks(self, resting: np.ndarray | None) -> list[np.ndarray] | None:
         """``resting`` (n,) restricted to every level, coarse to fine: a parent rests when a
@@ -355,7 +267,6 @@ class Surface:
         dt: float = 1.0,
         resting: np.ndarray | None = None,
         correcting: bool = False,
-        intrusion: list | None = None,
     ) -> None:
         """One pass down (restriction) and up (response) the hierarchy.
 
@@ -381,23 +292,6 @@ class Surface:
             reach = restricted
             none = (np.zeros(0, dtype=np.int64), np.zeros(0, dtype=d.dtype))
             contacts = [none] * (self.level_count - 1) + contacts
-        elif intrusion is not None:
-            # The coarse levels take their shares of how far the colliders reach into the rest
-            # shape (restricted by max), not of this step's pushes: which vertices a collider
-            # catches before a step depends on the step's length (a vertex within one frame's
-            # travel of a ball is caught at 24 fps and carried ahead of it by the coarse levels
-            # at 60), and with max restriction one rim vertex caught or not moved a whole region
-            # of a coarse level (5.9 cm of a level-1 vertex 1.2 m away, Rubber). The rest shape
-            # does not move with the response: what the colliders reach of it is the same at
-            # any frame rate. The finest level takes this step's pushes, as before.
-            # A coarse vertex the colliders withdraw from takes no share: it relaxes, as where
-            # they left (``_held``), whatever they still reach there. Held at its share until
-            # then, the level would follow the collider's path between frames, which each
-            # frame rate samples at its own times (a ball easing out of a held press stayed on
-            # Rubber's coarse levels a frame longer at 60 fps than at 24: 7 % of the dent).
-            reach = [level[2] for level in intrusion]
-            restricted = reach[:-1] + [d]
-            contacts = [(moving[~away], length[~away]) for moving, length, _v, away in intrusion[:-1]] + contacts
         else:
             restricted, reach = [d], [self._reach(d, contacts[0][0])]
             for j in range(self.level_count - 1, 0, -1):
@@ -408,18 +302,10 @@ class Surface:
                 contacts.insert(0, _contact(restricted[0]))
         touch = self._touch_masks(resting)
         coefficients = self._correcting() if correcting else self._per_step(dt) if update else []
-        # Damping, seen through: each level's share is measured against the undamped response
-        # (every share whole, as if damping let it through at once), so the split between the
-        # levels does not depend on the step length. Carried up like positions, (3, n_j) or
-        # None while there is none: ``lag``, what damping still holds back (this step's and
-        # earlier steps', on coarser levels and this one), and ``change``, how far the
-        # undamped motion this step differs from the shown one (held back now, less what an
-        # earlier step held back and this step lets through). Only while a finer level has
-        # contact to measure.
-        lag: np.ndarray | None = None
-        change: np.ndarray | None = None
-        measures = [bool(c[0].size) for c in contacts[:-1]] + [False]  # (the finest takes what is left)
-        needed = [any(measures[j:]) for j in range(self.level_count)]  # by this level or a finer one
+        # What damping held back on coarser levels this step, carried up like positions: each
+        # level's share is measured against the undamped motion, so the split between levels
+        # does not depend on the step length (frame-rate independence with damping).
+        held_back: np.ndarray | None = None
         moved = np.zeros(0, dtype=bool)  # the coarser level's vertices that moved this step
         last = self.level_count - 1
         for j, lv in enumerate(self._levels):
@@ -435,18 +321,13 @@ class Surface:
             coarse_correction = correcting and j < last
             again = np.zeros(count, dtype=bool)  # vertices to place again
             again[contact] = True
-            drained = None
             if update:
-                held = self._held(j, touch, None if correcting else intrusion)
-                in_contact = again.copy() if held is None else again | held
-                if intrusion is not None and j < last and not correcting:
-                    in_contact[intrusion[j][0][intrusion[j][3]]] = False
+                in_contact = again.copy() if touch is None else again | touch[j]
                 again[self._relax(lv, in_contact, coefficients[j])] = True
                 if not coarse_correction:
                     again[self._stale[j]] = True
                 if j < last and not correcting:
-                    drained = self._drain(lv, coefficients[j])
-                    again[drained[0]] = True
+                    again[self._drain(lv, coefficients[j])] = True
             rows = None if whole or j == 0 else self._rows(j, again, moved)
             old = lv.solution
             if rows is None:  # the whole level
@@ -469,17 +350,10 @@ class Surface:
                     moved_rows = _place_in_frames(frames, parent, _gather(lv.reference, rows))
                     moved_rows += _gather(lv.offsets, rows)
                     placed[:, rows] = moved_rows
-            if j > 0 and lag is not None and change is not None:
-                lag = self.hierarchy.prolong(j, lag, settings.prolongation, patch=True)
-                change = self.hierarchy.prolong(j, change, settings.prolongation, patch=True)
-            if drained is not None and drained[0].size and needed[j]:
-                waiting, let_through = drained
-                if lag is None or change is None:
-                    lag, change = np.zeros_like(placed), np.zeros_like(placed)
-                lag[:, waiting] += _gather(lv.pending, waiting)
-                change[:, waiting] -= let_through
+            if j > 0 and held_back is not None:
+                held_back = self.hierarchy.prolong(j, held_back, settings.prolongation, patch=True)
             if update and contact.size:
-                lag, change = self._respond(
+                held_back = self._respond(
                     lv,
                     placed,
                     contact,
@@ -488,11 +362,8 @@ class Surface:
                     _gather(reach[j], contact),
                     _gather(old, at),
                     coefficients[j],
-                    lag,
-                    change,
+                    held_back,
                     j == last,
-                    j < last and needed[j + 1],
-                    intrusion is not None,
                 )
             if rows is not None:
                 moved = np.zeros(count, dtype=bool)
@@ -553,20 +424,16 @@ class Surface:
         reach: np.ndarray,
         old: np.ndarray,
         c: _Coefficients,
-        lag: np.ndarray | None,
-        change: np.ndarray | None,
+        held_back: np.ndarray | None,
         finest: bool,
-        carry: bool,
-        unilateral: bool = False,
-    ) -> tuple[np.ndarray | None, np.ndarray | None]:
+    ) -> np.ndarray | None:
         """Absorb this level's share of the displacement at its ``contact`` vertices, in
         place: ``push`` (3, m) their displacements, ``length`` their lengths, ``reach`` (3, m)
         the deepest goal of a contact below them, from rest, ``old`` their positions before
-        this step; ``lag`` and ``change`` (or None) what damping holds back and how far the
-        undamped motion this step differs from the shown one (``_place``).
+        this step.
 
-        Returns ``lag`` and ``change`` with what this level holds back now added, when a
-        finer level measures against them (``carry``).
+        Returns the motion held back by damping so far (coarser levels and this one), or
+        None while there is none.
         """
         free = _gather(placed, contact)
         if finest:
@@ -576,66 +443,42 @@ class Surface:
             # part of their share back (damping: the coarser levels give way over time, and
             # the contact holds meanwhile).
             share = old + push - free
-            elastic = _gather(lv.elastic, contact)
-            if unilateral:
-                # A collider pushes, it does not pull: where the coarser levels carried a
-                # vertex further along its push than its goal (or a resting one away from the
-                # collider its rest shape is in), the finest level gives back what it holds
-                # along the push itself (the coarser levels caught up with it: damping), and
-                # pulls the vertex back no further, so it stays where they carried it.
-                way = np.where(push.any(axis=0), push, reach)
-                size = norm(way)
-                unit = way / np.where(size > 0, size, 1)
-                own = np.maximum(dot(_gather(lv.offsets, contact), unit), 0.0)  # (a plastic one's too)
-                share += unit * np.maximum(-dot(share, unit) - own, 0.0)
-            elastic = elastic + share
+            elastic = _gather(lv.elastic, contact) + share
             placed[:, contact] += share
             Surface._set_elastic(lv, contact, elastic, _at(c.yield_limit, contact))
-            return lag, change
+            return held_back
+        if held_back is not None:
+            free += _gather(held_back, contact)
         unit = push / length
-        # Measured on the undamped response: where the vertex is with everything damping
-        # holds back let through, and how far the coarser levels' shares (whole) moved it.
-        ahead = free if lag is None else free + _gather(lag, contact)
-        along = dot((free if change is None else free + _gather(change, contact)) - old, unit)
+        along = dot(free - old, unit)  # moved by coarser levels
         absorption = _at(c.absorption, contact)
         # No further along the push than this step's push, nor than the deepest goal below
         # is from rest: a coarse vertex that pushes from one child after another (a ball
         # sliding, wandering) would otherwise sink a step's push further every step.
         deepest = dot(reach, unit)
-        room = deepest - dot(ahead - _gather(lv.rest, contact), unit)
+        room = deepest - dot(free - _gather(lv.rest, contact), unit)
         left = np.maximum(np.minimum(length - along, room), 0.0)
         # The level's share is a fraction of how deep the colliders reach beneath it, from
-        # rest (a state), less what it already holds along the push (what damping still
-        # holds back of it included): not a fraction of each step's push, whose sum over a
-        # press depends on how many steps it took (the restriction keeps the longest child's
-        # push, and a sum of longest pushes grows with the number of steps). So a press
-        # gives the same dent at any frame rate, and a press held or sliding (every step
-        # pushes again) cannot grow a level's share, in or out (a bulge), beyond its fraction.
-        held = _gather(lv.offsets, contact) + _gather(lv.pending, contact)
-        wanted = absorption * deepest - dot(held, unit)
+        # rest (a state), less what it already holds along the push: not a fraction of each
+        # step's push, whose sum over a press depends on how many steps it took (the
+        # restriction keeps the longest child's push, and a sum of longest pushes grows with
+        # the number of steps). So a press gives the same dent at any frame rate, and a
+        # press held or sliding (every step pushes again) cannot grow a level's share, in
+        # or out (a bulge), beyond its fraction.
+        wanted = absorption * deepest - dot(_gather(lv.offsets, contact), unit)
         share = unit * np.where(absorption >= 0, np.clip(wanted, 0.0, left), np.minimum(wanted, 0.0))
         damping = _at(c.damping, contact)
-        # Following how far the colliders reach into the rest shape (``unilateral``), the
-        # share arrived over the step, as they moved all through it, not at its start:
-        # damping lets through what a first-order lag lets through of a ramp (half as much
-        # as of a step, for a short step), so a press at a steady speed is followed the same
-        # at any frame rate (taken as a step, 24 fps ran ahead of 60 by half a frame of the
-        # press: Slime's 0.7 s, 3 % of the dent where its coarse levels carry the surface past
-        # the ball). A caller's pushes alone (no reach) are steps, as the thesis takes them.
-        delta = share * _at(c.arriving if unilateral else c.damping, contact)
+        delta = share * damping
         if (damping < 1).any():
             # What damping holds back now is let through over the response time (``_drain``);
             # finer levels see it as done, so they do not take it themselves.
-            withheld = share - delta
-            lv.pending[:, contact] += withheld
-            if carry:
-                if lag is None or change is None:
-                    lag, change = np.zeros_like(placed), np.zeros_like(placed)
-                lag[:, contact] += withheld
-                change[:, contact] += withheld
+            if held_back is None:
+                held_back = np.zeros_like(placed)
+            held_back[:, contact] += share - delta
+            lv.pending[:, contact] += share - delta
         placed[:, contact] += delta
         Surface._set_elastic(lv, contact, _gather(lv.elastic, contact) + delta, _at(c.yield_limit, contact))
-        return lag, change
+        return held_back
 
     @staticmethod
     def _set_elastic(lv: _Level, index: np.ndarray, elastic: np.ndarray, limit: np.ndarray) -> None:
@@ -650,29 +493,26 @@ class Surface:
         lv.elastic[:, index] = elastic
         lv.offsets[:, index] = _gather(lv.plastic, index) + elastic
 
-    def _drain(self, lv: _Level, c: _Coefficients) -> tuple[np.ndarray, np.ndarray]:
+    def _drain(self, lv: _Level, c: _Coefficients) -> np.ndarray:
         """Let through this step the damping fraction of what the level's damping held back
         in earlier steps: a level gives way over its response time, in seconds, at any frame
         rate. What is left below float32 resolution is let through whole. Returns the
-        vertices whose offsets changed and what each was let through, (3, m)."""
+        vertices whose offsets changed."""
         waiting = lv.pending.any(axis=0).nonzero()[0]
         if waiting.size == 0:
-            return waiting, np.zeros((3, 0), dtype=lv.pending.dtype)
+            return waiting
         owed = _gather(lv.pending, waiting)
         left = owed * (1 - _at(c.damping, waiting))
         left[np.abs(left) < self._negligible] = 0
         lv.pending[:, waiting] = left
-        let_through = owed - left
-        Surface._set_elastic(lv, waiting, _gather(lv.elastic, waiting) + let_through, _at(c.yield_limit, waiting))
-        return waiting, let_through
+        Surface._set_elastic(lv, waiting, _gather(lv.elastic, waiting) + owed - left, _at(c.yield_limit, waiting))
+        return waiting
 
     def _correcting(self) -> list[_Coefficients]:
         """Coefficients of a correction: the finest level takes all at once, nothing relaxes
         (the yield limits stay)."""
         zero, one = np.zeros((), dtype=DTYPE), np.ones((), dtype=DTYPE)
-        return [
-            _Coefficients(zero, one, zero, c.yield_limit, one, one) for c in self._coefficients or self._per_step(1.0)
-        ]
+        return [_Coefficients(zero, one, zero, c.yield_limit, one) for c in self._coefficients or self._per_step(1.0)]
 
     def _per_step(self, dt: float) -> list[_Coefficients]:
         """Per-level, per-step coefficients for step length ``dt``, cached while unchanged."""
@@ -696,19 +536,10 @@ class Surface:
             )
             # In the working precision, so per-vertex maps do not promote every product.
             absorption, damping, relaxation, yield_limit = (np.asarray(v, dtype=DTYPE) for v in values)
-            coefficients.append(
-                _Coefficients(absorption, damping, relaxation, yield_limit, 1 - relaxation, _arriving(values[1]))
-            )
+            coefficients.append(_Coefficients(absorption, damping, relaxation, yield_limit, 1 - relaxation))
         self._cache_key, self._coefficients = key, coefficients
         return coefficients
 
-
-#: Rounding of a length, in negligible lengths (``Surface._intrusion_levels``).
-ROUNDING = 16.0
-#: The colliders withdraw from a vertex when how deep they reach into it shrinks faster than
-#: this share a second (``Surface._intrusion_levels``; a ball settling on a curved mesh: up
-#: to 15 % a second, measured; a ball easing out of a press: 170 % a second at its start).
-WITHDRAWING = 0.5
 
 #: A level is placed again row by row when fewer than this fraction of its vertices need it,
 #: else whole (the same result: gathers cost more than a pass over most of a level).
@@ -735,16 +566,6 @@ def _place_in_frames(frames: FrameBasis, parent: np.ndarray, reference: np.ndarr
         chunk = slice(start, start + CHUNK)
         to_object(frames(chunk), reference[:, chunk], out=placed[:, chunk], base=parent[:, chunk])
     return placed
-
-
-def _arriving(damping) -> np.ndarray:
-    """``_Coefficients.arriving`` from the damping fractions gamma: 1 - gamma / h with
-    gamma = 1 - e^-h; 0 where gamma is 0 (frozen), 1 where it is 1 (at once)."""
-    gamma = np.asarray(damping, dtype=np.float64)
-    with np.errstate(divide="ignore", invalid="ignore"):
-        h = -np.log1p(-gamma)
-        ramp = np.where(h > 0, 1.0 - gamma / h, 0.0)
-    return np.asarray(np.where(gamma >= 1.0, 1.0, ramp), dtype=DTYPE)
 
 
 def _contact(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -166,26 +166,17 @@ class Frames:
         extra = shown(self.surface, self.overshoot, self.volume)
         return (self.surface.positions if extra is None else extra).astype(np.float64)
 
-    def query(
-        self, positions: np.ndarray, among: np.ndarray | None = None, within: float = np.inf, shown=False, still=False
-    ):
+    def query(self, positions: np.ndarray, among: np.ndarray | None = None, within: float = np.inf, shown=False):
         """Pushes (n, 3) and touching flags (n,) of the vertices near a collider (``among``):
         the first query of a frame sees the colliders' motion, the second (after the step)
         sees them hold still. ``within``, how far ``among`` moved since the first query, is
         checked, not used (every vertex is tested): the step must not understate it.
         ``shown``: positions shown, not the solver's: the contact memory is left as it was
         (``core.frame.Find``; the positions last asked about are remembered, as the add-on's
-        query does). ``still``: the rest shape, which did not move: no approach of its own, and
-        the positions last asked about stay those remembered."""
-        if shown or still:
-            with unchanged(self.contacts, still):
-                if not still:
-                    return self.query(positions, among, within)
-                previous, self.previous = self.previous, positions.astype(np.float64)
-                try:
-                    return self.query(positions, among, within)
-                finally:
-                    self.previous = previous
+        query does)."""
+        if shown:
+            with unchanged(self.contacts):
+                return self.query(positions, among, within)
         positions = positions.astype(np.float64)
         if among is None:
             self.first = positions

@@ -99,23 +99,20 @@ class CollisionQuery:
         self.fresh_colliders = False
         self._keeping = True  # what it finds is remembered (not inside ``unchanged``)
         self._pushed_behind: dict[str, float] = {}  # by open collider: its longest push at the last whole query
-        self._still = False  # a query of the rest shape (``unchanged(still=True)``)
-        self._cells: tuple[np.ndarray, _Cells] | None = None  # the rest shape's, while it is the same array
 
     @contextmanager
-    def unchanged(self, still: bool = False) -> Iterator[None]:
-        """Queries of shown positions (``core.frame.Find``'s ``shown``), or of the rest shape
-        (``still``: the positions did not move, no approach of their own): the query leaves
-        what it remembers as it was, the contact memory (``core.frame.unchanged``), the
+    def unchanged(self) -> Iterator[None]:
+        """Queries of shown positions (``core.frame.Find``'s ``shown``): what the query
+        remembers is left as it was, the contact memory (``core.frame.unchanged``), the
         positions the next query measures each vertex's motion from, how far the last step
         moved (the next broad phase's padding) and where vertices rest."""
-        saved = self._last, self._step_moved, self._keeping, self._still
-        self._keeping, self._still = False, still
+        saved = self._last, self._step_moved, self._keeping
+        self._keeping = False
         try:
-            with unchanged(self.contacts, still):
+            with unchanged(self.contacts):
                 yield
         finally:
-            self._last, self._step_moved, self._keeping, self._still = saved
+            self._last, self._step_moved, self._keeping = saved
 
     def displacements(
         self,
@@ -181,18 +178,14 @@ class CollisionQuery:
             # vertex the response moved a fraction of a millimetre past it, then back under
             # it, 8 cm deep), as well as across its faces.
             behind = [0.0 if c.closed else _local(c.radius, inverse) for c in colliders]
-            cells = self._cells_of(positions) if self._still else None
             near_each = [
-                _near(positions, c, standoff, inverse, among, pad, cells)
-                for c, pad in zip(colliders, behind, strict=True)
+                _near(positions, c, standoff, inverse, among, pad) for c, pad in zip(colliders, behind, strict=True)
             ]
         near = np.zeros(count, dtype=bool)
         for index in near_each:
             near[index] = True
         moves = self._moves(colliders) if whole else [np.eye(4)] * len(colliders)
         last, self._last = self._last, (positions, matrix)
-        if self._still:  # the rest shape did not move
-            last = None
         if whole:
             self.near = near
             far = {c.obj.name for c, index in zip(colliders, near_each, strict=True) if not index.size}
@@ -273,16 +266,6 @@ class CollisionQuery:
                 if whole:
                     self._record_pushed_behind(colliders, found)
         return contact
-
-    def _cells_of(self, positions: np.ndarray) -> "_Cells | None":
-        """``positions`` in cells (``_Cells``), made once for an array that cannot change (the
-        solver's rest shape, read only: a rest-shape query asks it every frame of a press);
-        None for any other."""
-        if positions.flags.writeable or positions.ndim != 2 or positions.shape[0] < CELLED:
-            return None
-        if self._cells is None or self._cells[0] is not positions:
-            self._cells = (positions, _Cells(positions))
-        return self._cells[1]
 
     def near_within(self, among: np.ndarray, within: float) -> np.ndarray:
         """Those of vertices ``among`` (indices) that were, at the last whole query, within
@@ -448,104 +431,33 @@ def _near(
     to_local: np.ndarray,
     among: np.ndarray | None = None,
     pad: float = 0.0,
-    cells: "_Cells | None" = None,
 ) -> np.ndarray:
     """Broad phase, in the mesh's object space: the indices (sorted) of the vertices in the
     collider's bounding box and bounding sphere (grown by the standoff and the contact's hold
     tolerance), both carried into object space conservatively (the box's corners; the sphere
     by the largest stretch), and then by ``pad`` (object space): a vertex outside the padded
     region cannot reach the plain one by moving less than ``pad``. ``among``: the indices
-    to test (all when None). ``cells``: ``positions`` in cells (``_Cells``), when it has
-    them. A container is near every vertex: those far out of it are the ones it must bring
-    back."""
+    to test (all when None). A container is near every vertex: those far out of it are the
+    ones it must bring back."""
     if collider.kind == CONTAINER:
         return np.arange(positions.shape[0]) if among is None else np.sort(np.asarray(among))
     margin = standoff + HOLD_TOLERANCE * collider.radius
     low, high = carried_box(collider.low - margin, collider.high + margin, to_local)
     low, high = low - pad, high + pad
-    among = None if among is None else np.asarray(among)
+    if among is None:
+        # The axis that rejects most vertices first (judged on a sample of about a thousand),
+        # then the others on what passed: most vertices cost one pair of comparisons.
+        sample = positions[:: max(1, positions.shape[0] // 1024)]
+        first, *others = np.argsort(((sample >= low) & (sample <= high)).sum(axis=0), kind="stable")
+        column = positions[:, first]
+        boxed = _in_box(positions, ((column >= low[first]) & (column <= high[first])).nonzero()[0], low, high, others)
+    else:
+        boxed = _in_box(positions, np.asarray(among), low, high, [0, 1, 2])
     centre = to_local[:3, :3] @ collider.centre + to_local[:3, 3]
     radius = (collider.radius + margin) * np.linalg.norm(to_local[:3, :3], 2) + pad
-    if cells is not None and np.isfinite(low).all() and np.isfinite(high).all() and np.isfinite(radius):
-        boxed = _in_box(positions, cells.meeting(low, high, centre, float(radius)), low, high, [0, 1, 2])
-    elif among is None or 4 * among.size > positions.shape[0]:
-        # All, or most of them (a press moves most of the mesh): as all, then those of them.
-        boxed = _near_all(positions, low, high)
-    else:
-        boxed = _in_box(positions, among, low, high, [0, 1, 2])
-        among = None  # (only those were tested)
     offset = positions.take(boxed, axis=0).astype(np.float64)  # take: rows, several times faster
     offset -= centre
-    boxed = boxed[np.einsum("ij,ij->i", offset, offset) <= radius**2]
-    if among is not None:
-        boxed = _those_among(boxed, among)
-    return boxed if cells is None else np.sort(boxed)
-
-
-def _near_all(positions: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
-    """The indices (sorted) of all ``positions`` within ``low`` .. ``high``: the axis that
-    rejects most vertices first (judged on a sample of about a thousand), then the others on
-    what passed, so most vertices cost one pair of comparisons."""
-    sample = positions[:: max(1, positions.shape[0] // 1024)]
-    first, *others = np.argsort(((sample >= low) & (sample <= high)).sum(axis=0), kind="stable")
-    column = positions[:, first]
-    return _in_box(positions, ((column >= low[first]) & (column <= high[first])).nonzero()[0], low, high, others)
-
-
-def _those_among(index: np.ndarray, among: np.ndarray) -> np.ndarray:
-    """Those of the indices ``index`` that are in ``among`` (indices), in order."""
-    if not index.size or not among.size:
-        return index[:0]
-    if (among[1:] > among[:-1]).all():  # sorted, each once (as the solver asks): looked up
-        at = np.minimum(np.searchsorted(among, index), among.size - 1)
-        return index[among[at] == index]
-    return index[np.isin(index, among)]
-
-
-#: The fewest vertices kept in cells (``_Cells``): below, a pass over them all costs as little.
-CELLED = 4096
-
-
-class _Cells:
-    """Positions that do not change (a rest shape), bucketed on a grid over their two widest
-    axes, about 16 to a cell, each cell with the bounds of its own points: the vertices near
-    a collider are found among those of the cells that meet its box and sphere, not by a
-    pass over all of them (a press moves most of a mesh, and a collider reaches a few
-    percent of its rest shape)."""
-
-    def __init__(self, positions: np.ndarray):
-        points = positions.astype(np.float64)
-        low, high = points.min(axis=0), points.max(axis=0)
-        axes = np.argsort(high - low, kind="stable")[::-1][:2]  # the two widest
-        count = max(1, int(np.sqrt(positions.shape[0] / 16.0)))
-        size = np.maximum((high - low)[axes] / count, np.finfo(np.float64).tiny)
-        cell = np.clip(np.floor((points[:, axes] - low[axes]) / size), 0, count - 1).astype(np.int64)
-        key = cell[:, 0] * count + cell[:, 1]
-        self.order = np.argsort(key, kind="stable")
-        key = key[self.order]
-        self.starts = np.flatnonzero(np.r_[True, key[1:] != key[:-1]])  # each occupied cell's first
-        self.ends = np.r_[self.starts[1:], key.size]
-        sorted_points = points[self.order]
-        self.low = np.minimum.reduceat(sorted_points, self.starts, axis=0)  # (cells, 3)
-        self.high = np.maximum.reduceat(sorted_points, self.starts, axis=0)
-
-    def meeting(self, low: np.ndarray, high: np.ndarray, centre: np.ndarray, radius: float) -> np.ndarray:
-        """The indices (not sorted) of the points in the cells whose bounds meet the box
-        ``low`` .. ``high`` and the sphere (``centre``, ``radius``), all finite: every point
-        in both, and others near them."""
-        meets = ((self.high >= low) & (self.low <= high)).all(axis=1)
-        gap = np.maximum(np.maximum(self.low - centre, centre - self.high), 0.0)
-        # (Grown past rounding: a cell is only passed on to the exact tests.)
-        meets &= np.einsum("ij,ij->i", gap, gap) <= (radius * (1.0 + 1e-6)) ** 2
-        starts, ends = self.starts[meets], self.ends[meets]
-        lengths = ends - starts
-        total = int(lengths.sum())
-        # Each cell's run of ``order``, end to end: its start, then one further for each point.
-        steps = np.ones(total, dtype=np.int64)
-        if total:
-            firsts = np.cumsum(lengths) - lengths  # where each run begins in the result
-            steps[firsts] = starts - np.r_[0, ends[:-1] - 1]
-        return self.order[np.cumsum(steps)] if total else self.order[:0]
+    return boxed[np.einsum("ij,ij->i", offset, offset) <= radius**2]
 
 
 def _box_moved(low: np.ndarray, high: np.ndarray, change: np.ndarray) -> float:

@@ -83,12 +83,8 @@ def played(seed: int) -> tuple[list[np.ndarray], float]:
         world = evaluated(ball)
         matrix = np.array(plane.matrix_world)
         offset = world - matrix[:3, 3]
-        edge = size / 2 - np.abs(offset @ matrix[:3, :2]).max(axis=1)  # how far within the square's edges
-        square = edge >= 0
-        # How deep in the slab behind the square: the nearer way out, back through the face or
-        # sideways past an edge (a vertex on the edge itself, 12 cm behind the face's line and
-        # 1e-5 m within the edge, is not 12 cm inside).
-        behind = np.minimum(-(offset[square] @ normal), edge[square]).max(initial=-np.inf)
+        square = np.abs(offset @ matrix[:3, :2]).max(axis=1) <= size / 2
+        behind = -(offset[square] @ normal).min(initial=np.inf)
         assert behind <= 1e-4 * reach, f"frame {frame}: {behind:.5f} behind the plane"
         rigid = np.array([v.co for v in ball.data.vertices]) + np.array(ball.matrix_world)[:3, 3]  # as keyed
         moved = max(moved, float(np.linalg.norm(world - rigid, axis=1).max()))

@@ -131,17 +131,13 @@ def test_24_and_60_fps_agree_within_2_percent_of_the_dent(ratio, period, time_to
 def test_any_settings_at_24_and_60_fps_differ_no_more_than_the_levels_they_follow():
     """Random ratios (0.02 to 1), periods (50 ms to 2 s), Times to Rest (20 ms to 1 s) and
     Response Times (0, 20, 100 ms): the deepest point and the centre at 24 and 60 fps agree
-    within 5 % of the dent (measured up to 3.6 %, at a ratio of 0.03 and a 0.1 s Response Time;
-    4.6 % before the levels' split was measured on the undamped response), and within twice
-    (1 - ratio) times how far the followed level's own offsets differ between the two rates
-    (measured up to 1.44 times), plus what the follower makes of the frames between (up to
-    1.01 % of the dent where the level's own offsets agree to the bit at every 1/12 s: it
-    follows a level along straight lines or its relaxation's exponential between frames, and
-    60 fps has more of them). The level's difference is the damping's (up to 3.4 % of the
-    dent on level 1 here, with a Response Time; 0 without one: the coarse levels take their
-    shares of how far the ball reaches into the rest shape, the same at any rate) though
-    their sum, the surface, is at the dent; a spring fed a step of d peaks at most 2 d, and
-    (1 - ratio) of it is shown."""
+    within 5 % of the dent (measured up to 4.6 %, at a ratio of 0.03 with a Response Time of
+    0.1 s), and within twice (1 - ratio) times how far the followed level's own offsets
+    differ between the two rates (measured up to 1.86 times). That difference is the
+    kinematic response's: its split of a dent among the levels is not the same at 24 and 60
+    fps (up to 4 % of the dent on level 1 here) though their sum, the surface, is; a spring
+    fed a step of d peaks at most 2 d, and (1 - ratio) of it is shown. Making the split
+    frame-rate independent would change the response without overshoot."""
     rng = np.random.default_rng(7)
     for _case in range(16):
         ratio = float(np.exp(rng.uniform(np.log(0.02), 0)))
@@ -160,7 +156,7 @@ def test_any_settings_at_24_and_60_fps_differ_no_more_than_the_levels_they_follo
         worst = max(centre, deepest)
         case = f"ratio {ratio:.3f}, period {period:.3f}, rest {time_to_rest:.3f}, follow {response_time}"
         assert worst < 0.05 * dent, f"{case}: {worst / dent:.1%} of the dent"
-        assert worst <= 2 * (1 - ratio) * levels + 0.015 * dent, f"{case}: {worst / dent:.2%}, {levels / dent:.2%}"
+        assert worst <= 2 * (1 - ratio) * levels, f"{case}: {worst / ((1 - ratio) * levels):.2f}"
 
 
 def test_a_spring_back_within_a_frame_is_followed_as_the_solver_relaxes():

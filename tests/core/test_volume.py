@@ -153,11 +153,10 @@ def test_the_reach_is_measured_in_the_space_given_a_non_uniform_scale_too():
     assert up == pytest.approx(around, rel=0.1), (up, around)
 
 
-@pytest.mark.parametrize(("profile", "lost"), [("elastic", 0.06), ("rubber", 0.2), ("flesh", -0.015)])
+@pytest.mark.parametrize(("profile", "lost"), [("elastic", 0.06), ("rubber", 0.2), ("flesh", -0.02)])
 def test_without_volume_preservation_the_squeezed_sphere_loses_more_than_2_percent(profile, lost):
-    """Or gains, with Flesh's bulge (measured: 8.0 % lost, elastic; 31.5 %, Rubber, 24.7 %
-    before the coarse levels followed how far the balls reach into the rest shape; 1.98 %
-    gained, Flesh, 2.16 % before, as issue 21 measured in Blender, 2.6 %)."""
+    """Or gains more, with Flesh's bulge (measured: 8.0 % lost, elastic; 24.7 %, Rubber;
+    2.16 % gained, Flesh, as issue 21 measured in Blender, 2.6 %)."""
     shown, faces, _scene = squeeze(profile, None)
     rest_volume = enclosed_volume(shown[0], faces)
     change = np.array([enclosed_volume(p, faces) / rest_volume - 1.0 for p in shown])
@@ -177,10 +176,7 @@ def test_volume_comes_back_within_the_reach_of_the_contact():
     plain, _faces, _scene = squeeze("elastic", None, frames=40)
     rest = shown[0]
     added = np.einsum("ij,ij->i", shown[-1] - plain[-1], scene.normals)
-    # The contact: the vertices held, and those whose rest positions the balls reach into (the
-    # coarse levels follow those, and may carry a vertex a little past the ball: it is off it).
     touched = np.max([ball.depth(shown[-1]) for ball in scene.colliders], axis=0) > -1e-3 * BALL  # (held)
-    touched |= np.max([ball.depth(rest) for ball in scene.colliders], axis=0) > 0
     distance = np.linalg.norm(rest[:, None] - rest[touched][None], axis=2).min(axis=1)
     bulge = added[(distance > 0) & (distance < reach)].max()
     assert bulge > 0.01  # near the contact (measured 2.2 cm)
@@ -234,8 +230,8 @@ def test_a_reach_that_grows_changes_what_is_shown_smoothly_without_a_pop():
 def test_a_pressed_sheet_keeps_its_displaced_volume_within_5_percent_over_the_region():
     """The displaced volume (each vertex's move along its rest normal times its area) summed
     over the vertices within the reach of the contact (measured exactly here, against every
-    vertex the ball holds in the response or reaches into at rest; the bulge given back may
-    ride up onto the ball too): within 5 % of the dent's volume, every frame the ball presses."""
+    vertex the ball holds in the response; the bulge given back may ride up onto the ball
+    too): within 5 % of the dent's volume, every frame the ball presses."""
     reach = 0.4
     scene, shown, response = press_sheet(reach, 48)
     rest, ball = shown[0], scene.colliders[0]
@@ -243,7 +239,7 @@ def test_a_pressed_sheet_keeps_its_displaced_volume_within_5_percent_over_the_re
     checked = 0
     for frame, positions in enumerate(shown):
         ball.at(frame)
-        touched = (ball.depth(response[frame]) > -1e-3 * ball.radius) | (ball.depth(rest) > 0)
+        touched = ball.depth(response[frame]) > -1e-3 * ball.radius
         if not touched.any():
             continue
         distance = np.linalg.norm(rest[:, None] - rest[touched][None], axis=2).min(axis=1)
