@@ -179,23 +179,28 @@ def _show_overshoot(surface: Surface, overshoot: Overshoot, find: Find, dt: floa
     swinging = ringing.nonzero()[0]
     out, _touching = find(shown, swinging, _furthest_among(shown, before, swinging), shown=True)
     shown += out
-    # Pushed out, a swung vertex can turn a face its neighbours swing away from: scaled down
-    # there, toward the response, and what that takes back into a collider (scaled across a
-    # box's edge) is pushed out again, which can turn a face again: a few rounds, then scaled
-    # down once more without the push (the response it is scaled toward is out of them).
-    guard = overshoot.guard
-    for round in range(CALMING_ROUNDS if guard is not None else 0):
-        calmed = guard.calmed(base, shown, swinging) if guard is not None else None
+    if overshoot.guard is not None:
+        shown = _calmed(overshoot.guard, base, shown, swinging, find, before)
+    overshoot.shown = shown
+    return True
+
+
+def _calmed(guard: FoldGuard, base, shown, swinging, find: Find, before) -> np.ndarray:
+    """``shown`` (the swing pushed out of the colliders) scaled down toward ``base`` where it
+    turns faces over (``FoldGuard.calmed``). Pushed out, a swung vertex can turn a face its
+    neighbours swing away from; what scaling takes back into a collider (across a box's
+    edge) is pushed out again, which can turn a face again: a few rounds, then scaled down
+    once more without the push (the response it is scaled toward is out of them)."""
+    for pushes_left in range(CALMING_ROUNDS - 1, -1, -1):
+        calmed = guard.calmed(base, shown, swinging)
         if calmed is None:
-            break
-        if round == CALMING_ROUNDS - 1:
-            shown = calmed
-            break
+            return shown
+        if not pushes_left:
+            return calmed
         scaled = rows_differ(calmed, shown).nonzero()[0]
         out, _touching = find(calmed, scaled, _furthest_among(calmed, before, scaled), shown=True)
         shown = calmed + out
-    overshoot.shown = shown
-    return True
+    return shown
 
 
 def _furthest_among(positions: np.ndarray, before: np.ndarray, among: np.ndarray) -> float:
