@@ -147,6 +147,9 @@ class Contacts:
         #: By open collider name, while it is near: True where the mesh came to it from
         #: behind its faces, so its solid side is in front of them (``_came_from_behind``).
         self.flipped: dict[str, bool] = {}
+        #: Closed colliders the whole mesh was inside when they met (a ball in a 10 m box):
+        #: no way out of one is the mesh's, so it pushes none while near (``_enclosing``).
+        self.enclosing: set[str] = set()
         #: Colliders with vertices near their centre whose normals point all round (no press
         #: axis): inside a closed mesh, say (``_aim_by_faces``).
         self.all_round: set[str] = set()
@@ -156,15 +159,20 @@ class Contacts:
         self.wide: set[str] = set()
         self.side = np.zeros(count, dtype=np.int8)
         self.held = np.zeros(count, dtype=bool)  # pushed or touching at the last query
-        #: Each wide collider's axis, from its faces where the mesh meets it, kept while near.
+        #: The axis each wide collider, and each whose nearby normals point all round, got
+        #: from its faces where the mesh meets it, kept while near (``_aim_by_faces``).
         self.kept_axes: dict[str, np.ndarray] = {}
+        #: The last press axis each collider had from the normals near it: pressed so deep
+        #: that they point all round, it tries that axis too (``_straighter``).
+        self.last_axes: dict[str, np.ndarray] = {}
         #: How deep each wide collider reaches into the mesh's rest shape this frame (``_from_rest``).
         self.reaches: dict[str, float] = {}
 
     def aim(self, colliders: "Colliders", points: np.ndarray, normals: np.ndarray) -> None:
         """Each collider's press axis, from every vertex near it (``points`` and their unit
         reference normals, (m, 3)): their mean normal, weighted by nearness to its centre. A
-        wide collider keeps the axis its faces gave it (``_aim_by_faces``), or has none yet."""
+        wide collider, or one whose nearby normals point all round, keeps the axis its faces
+        gave it (``_aim_by_faces``), or has none yet."""
         mesh_size = np.inf if colliders.mesh_size is None else colliders.mesh_size  # unknown: none is wide
         self.reaches.clear()  # a frame's first query: how deep each wide collider reaches, found anew
         for k, (name, centre, size) in enumerate(zip(colliders.names, colliders.centres, colliders.sizes, strict=True)):
@@ -177,17 +185,29 @@ class Contacts:
                 self.all_round.discard(name)
                 continue
             self.wide.discard(name)
-            self.kept_axes.pop(name, None)
+            had = self.axes.get(name)
+            if had is not None and name not in self.all_round:  # from its normals
+                self.last_axes[name] = had
             self.axes[name] = None if held_by_normals else press_axis(points, normals, centre, size)
             # No axis though vertices are near its centre: their normals point all round.
             all_round = self.axes[name] is None and not held_by_normals
             if all_round:
                 offset = points - centre
                 all_round = bool((np.einsum("ij,ij->i", offset, offset) < size * size).any())
+            # Pressed deep, it keeps the axis its faces gave it while it stays (one box risen
+            # into a monkey's chin had every vertex on its top, and a few just inside which
+            # left through far faces: no axis from them), until the normals agree with it:
+            # while it slid, their mean came and went, 90 degrees off, and pushed 0.85 m.
+            kept = self.kept_axes.get(name)
+            if kept is not None and not held_by_normals:
+                axis = self.axes[name]
+                all_round |= axis is None or float(axis @ kept) < KEPT_TURN
             if all_round:
                 self.all_round.add(name)
+                self.axes[name] = self.kept_axes.get(name)
             else:
                 self.all_round.discard(name)
+                self.kept_axes.pop(name, None)
 
     def forget(self, which: np.ndarray) -> None:
         """Vertices ``which`` are clearly out of contact (near no collider)."""
@@ -200,6 +220,8 @@ class Contacts:
             self.sides.pop(name, None)
             self.axes.pop(name, None)
             self.flipped.pop(name, None)
+            self.enclosing.discard(name)
+            self.last_axes.pop(name, None)
             self.all_round.discard(name)
             self.wide.discard(name)
             self.kept_axes.pop(name, None)
@@ -265,6 +287,8 @@ class Contacts:
                 sides, directions = reached, directions_for(reached)
                 ahead, behind, _ = _cast_both(cast, points, directions, *rules)
         length, touch = _lengths(ahead[0], behind[0], sizes, standoff, was_held)
+        if new.any() and queried.size == self.held.size:
+            self._enclosing(colliders, new, length, relative)
         if self._aim_by_faces(colliders, cast, sides, length, ahead, points, relative):  # a wide collider: aimed again
             directions = directions_for(sides)
             ahead, behind, _ = _cast_both(cast, points, directions, *rules)
@@ -276,8 +300,9 @@ class Contacts:
             length, directions, touch = self._from_rest(
                 cast, colliders, sides, points, normals, offsets, standoff, (length, directions, touch)
             )
-        undecided = sides == 0  # no vertex within its reach yet (``_sides``): it pushes none
-        length[undecided], touch[undecided] = 0.0, False
+        # No vertex within its reach yet (``_sides``), or all of the mesh inside it: it pushes none.
+        idle = (sides == 0) | np.array([name in self.enclosing for name in colliders.names])
+        length[idle], touch[idle] = 0.0, False
         if colliders.open is not None and colliders.open.any():
             length, directions = _crossed_open(
                 cast, points, directions, relative, length, sizes[:, 0], standoff, colliders.open
@@ -307,10 +332,26 @@ class Contacts:
         inward = directions[which[rests], rests]
         return Pushes(push, touching, (planes[0], planes[1]), inward, np.where(pushed, longest, -1), rests_on)
 
+    def _enclosing(self, colliders: Colliders, new, length, relative) -> None:
+        """Note each closed collider the mesh starts in: wide (more than twice its size),
+        meeting it now (``new`` (k,) bool) with every vertex inside it (``length`` (k, m): a
+        way out, all vertices asked) and nothing moved (``relative`` (k, m, 3): its motion
+        at them less theirs; the shot's first frame, or all still). Every way out of it is a
+        way out of the mesh too: a ball keyed inside a 10 m box was flattened onto the box's
+        far faces, 11 m. Such a collider is a room the mesh is in; the Container setting
+        keeps a mesh in one (the query reports it). A mesh that moved wholly inside in one
+        frame (a sheet falling fast onto a floor box) came in the way it moved, and is
+        pushed back out that way."""
+        for k in new.nonzero()[0]:
+            room = colliders.names[k] in self.wide and not _is_open(colliders, k)
+            if room and colliders.kind(k) == COLLIDER and not relative[k].any() and (length[k] > 0).all():
+                self.enclosing.add(colliders.names[k])
+
     def _aim_by_faces(self, colliders: Colliders, cast: Cast, sides, length, ahead, points, relative) -> bool:
-        """Aim each plain collider that has no press axis from its own faces where the
-        vertices inside it leave it (``length`` (k, m) > 0; ``ahead``: the rays' distances
-        and the faces' outward normals), the nearest counting most; returns whether any was.
+        """Aim each wide collider, and each whose nearby normals point all round, from its own
+        faces where the vertices inside it leave it (``length`` (k, m) > 0; ``ahead``: the
+        rays' distances and the faces' outward normals), the nearest counting most; returns
+        whether any was.
         The normals near a collider's centre point all round where it is wide against the
         mesh (a floor under a monkey or a foot): its centre is far from where they meet,
         and a vertex pushed along its own normal (the side of a chin) went along the floor,
@@ -322,10 +363,9 @@ class Contacts:
         through faces all round: still no axis.)"""
         aimed = False
         for k, name in enumerate(colliders.names):
-            # A wide collider is aimed, or its kept axis followed, at every push; another only
-            # while its normals point all round and it has no axis.
-            plain_unaimed = name in self.all_round and self.axes.get(name) is None
-            if sides[k] == 0 or not (name in self.wide or plain_unaimed):
+            # A wide collider, or one whose nearby normals point all round, is aimed, or its
+            # kept axis followed, at every push.
+            if sides[k] == 0 or not (name in self.wide or name in self.all_round):
                 continue
             kept = self.kept_axes.get(name)
             inside = (length[k] > 0) & np.isfinite(ahead[0][k]) & (ahead[0][k] > 0)
@@ -364,9 +404,9 @@ class Contacts:
                 # more than rounding.
                 if kept is not None and not 1.0 - 1e-9 > float(axis @ kept) >= KEPT_TURN:
                     continue
-                self.axes[name] = axis
-                if name in self.wide:
-                    self.kept_axes[name] = axis
+                if name not in self.wide and not _toward(axis, colliders, k, sides[k], points[inside]):
+                    continue
+                self.axes[name] = self.kept_axes[name] = axis
                 aimed = True
         return aimed
 
@@ -383,7 +423,8 @@ class Contacts:
         axis it does. One left on the face by the last push is 0 from it along the axis: it
         touches (it was thrown 4 m along a floor box when that was not a way out). A vertex
         inside a wide collider also tries its own normal: near a floor box's edge its way out
-        is through the side, not up the axis the box's top gave."""
+        is through the side, not up the axis the box's top gave; one inside a collider whose
+        nearby normals point all round tries its last axis."""
         length, directions, touch = found
         away = np.zeros(length.shape, dtype=bool)
         axes = {}
@@ -400,7 +441,25 @@ class Contacts:
         # leaves it through another face (a ball sliding off a floor box's edge, down its
         # side), a vertex's own normal is the shorter way out, not up through the box.
         wide = np.array([name in self.wide for name in colliders.names])[:, None] & (length > 0) & ~away
-        for mask, direction in ((away, lambda k: axes[k]), (wide, lambda k: -normals * sides[k])):
+        # Pressed so deep that the normals near it point all round (no axis from them), a
+        # collider also tries the last axis it had: a 1.2 m box risen 33 cm into a monkey's
+        # chin and then sliding had every vertex on its top but a few just inside, which
+        # left through its far faces (no axis from them) and, pushed along their own
+        # normals, went 1.2 m through the box. Their way out is back up that axis. (A tube
+        # squeezing a ball all round has no way out along it: the ball's own normals stay.)
+        last = {
+            k: axis
+            for k, name in enumerate(colliders.names)
+            if name in self.all_round and sides[k] and (axis := self.last_axes.get(name)) is not None
+        }
+        deep = np.zeros(length.shape, dtype=bool)
+        for k in last:
+            deep[k] = length[k] > 0
+        for mask, direction in (
+            (away, lambda k: axes[k]),
+            (wide, lambda k: -normals * sides[k]),
+            (deep, lambda k: -last[k] * sides[k]),
+        ):
             if mask.any():
                 length, directions, touch = _shorter(
                     cast, colliders, points, mask, direction, tilted, standoff, (length, directions, touch)
@@ -543,7 +602,12 @@ def _shorter(cast: Cast, colliders: Colliders, points, mask, direction, tilted, 
     """The pushes ``found`` (lengths, directions, touching; (k, m) each, directions (k, m,
     3)) with the vertices ``mask`` (k, m) pushed another way where it is the shorter way
     out: ``direction(k)``, collider k's inward direction, (3,) or (m, 3), tilted by friction
-    (``tilted``). A way out under the rounding tolerance leaves the vertex touching."""
+    (``tilted``). A way out under the rounding tolerance leaves the vertex touching.
+
+    Inside a closed collider every ray leaves it: where the other way finds no way out (no
+    face met, or a face entered first), the vertex is on its surface, within rounding (its
+    first ray grazed the face it starts on and left through a far one: a vertex on a box's
+    top was pushed 1.4 m through the box). It touches, pushed the standoff."""
     length, directions, touch = found
     asked = mask.any(axis=0).nonzero()[0]
     other = np.full(directions[:, asked].shape, np.nan)  # the other colliders' rays are not cast
@@ -553,10 +617,15 @@ def _shorter(cast: Cast, colliders: Colliders, points, mask, direction, tilted, 
     signed = cast(points[asked], other)[0]
     was = length[:, asked]
     shorter = mask[:, asked] & (signed >= 0) & ((was == 0) | (signed + standoff < was))
-    if not shorter.any():
+    closed = np.ones(len(colliders.names), dtype=bool) if colliders.open is None else ~colliders.open
+    # Inside by its first ray: pushed further than the standoff (within it: outside, near).
+    on_surface = mask[:, asked] & closed[:, None] & (was > standoff) & ~(signed > 0)
+    if not (shorter.any() or on_surface.any()):
         return length, directions, touch
-    ks, rows = shorter.nonzero()
     length, directions, touch = length.copy(), directions.copy(), touch.copy()
+    ks, rows = on_surface.nonzero()
+    length[ks, asked[rows]], touch[ks, asked[rows]] = standoff, True
+    ks, rows = (shorter & ~on_surface).nonzero()
     out = signed[ks, rows] + standoff
     on_face = out <= TOUCH_TOLERANCE * colliders.scales()[ks]  # as ``_lengths``'s rounding
     length[ks, asked[rows]] = np.where(on_face, 0.0, out)
@@ -586,6 +655,17 @@ def _ways_in(points, maybe, relative, outside) -> tuple[np.ndarray, np.ndarray]:
         ways[~moved] = np.where(span[:, None] > 0, toward / np.maximum(span, 1e-300)[:, None], np.nan)
         limits[~moved] = span
     return (ways, limits) if (~np.isnan(ways)).any() else (ways[:0], limits[:0])
+
+
+def _toward(axis, colliders: Colliders, k: int, side: int, inside) -> bool:
+    """Whether ``axis`` (along the mesh's normals) points from the vertices ``inside``
+    (i, 3) closed collider k toward its centre, as a press from its solid side does: the
+    faces a few vertices just inside leave through can be its far faces (the axis they give
+    points back out through the mesh). Open colliders, and those met from their inside,
+    are not judged."""
+    if _is_open(colliders, k) or side != 1 or not inside.size:
+        return True
+    return float(axis @ (colliders.centres[k] - inside.mean(axis=0))) > 0.0
 
 
 def _is_open(colliders: Colliders, k: int) -> bool:

@@ -265,6 +265,12 @@ class CollisionQuery:
                 resting.record(queried, points, found)
                 if whole:
                     self._record_pushed_behind(colliders, found)
+        if whole:
+            for name in sorted(self.contacts.enclosing & {c.obj.name for c in colliders}):
+                contact.messages.append(
+                    f"'{name}' encloses the whole mesh: it pushes nothing"
+                    " (to keep the mesh inside it, make it the Container instead of a collider)"
+                )
         return contact
 
     def near_within(self, among: np.ndarray, within: float) -> np.ndarray:
@@ -410,7 +416,10 @@ class CollisionQuery:
             now = np.array(collider.obj.matrix_world, dtype=np.float64)
             before = self._previous.get(collider.obj.name, now)
             self._previous[collider.obj.name] = now
-            moves.append(now @ np.linalg.inv(before))
+            # Still: exactly no motion. A turned matrix times its own inverse is the identity
+            # only to rounding, and a 1e-17 motion reads as one: a plane made through a mesh
+            # was judged met from behind by the few vertices behind it (pushed through).
+            moves.append(np.eye(4) if np.array_equal(now, before) else now @ np.linalg.inv(before))
         return moves
 
 
