@@ -4,7 +4,7 @@ with what moves (issue 17: a whole copy a frame was 1.7 GB after 150 frames at 1
 import numpy as np
 import pytest
 
-from core.played import CHECKPOINT, PlayedFrames
+from core.played import CHECKPOINT, RECENT, NotKept, PlayedFrames
 
 
 def played(seed: int, frames: int, count: int = 5000):
@@ -74,3 +74,34 @@ def test_kept_positions_are_read_only_and_frames_follow_each_other():
         frames.get(1)[0, 0] = 1.0
     with pytest.raises(ValueError, match="does not follow"):
         frames.keep(3, np.zeros((4, 3), dtype=np.float32))
+
+
+def test_frames_that_changed_much_are_left_out_and_read_once_simulated_again():
+    """With a limit, a frame whose changes cost more than that share of a copy is not kept
+    once it is no longer among the last RECENT: reading it (or a frame kept as changes after
+    it) says which to simulate again; seeded, it reads back, and so do the frames after it.
+    The first frame kept after one left out is whole."""
+    shot = played(11, 80)
+    frames = PlayedFrames()
+    for frame, positions in enumerate(shot):
+        frames.keep(frame, positions, 0.05)
+    left_out = [f for f in range(len(shot)) if frames._kept[f][0] is None]
+    assert left_out and len(left_out) < len(shot) - 20
+    for frame in rng_frames(len(shot)):
+        try:
+            found = frames.get(frame)
+        except NotKept as missing:
+            assert missing.frame in left_out and missing.frame <= frame
+            assert frame == missing.frame or frame not in left_out
+            frames.seed(missing.frame, shot[missing.frame].copy())
+            found = frames.get(frame)
+        np.testing.assert_array_equal(found, shot[frame])
+    frames.forget_seeds()
+    for frame in range(len(shot) - RECENT + 1, len(shot)):  # the last played, at hand
+        np.testing.assert_array_equal(frames.get(frame), shot[frame])
+    whole = shot[0].nbytes
+    assert frames.nbytes < (len(shot) - len(left_out) + RECENT + 3) * whole
+
+
+def rng_frames(count: int) -> list[int]:
+    return [int(f) for f in np.random.default_rng(4).integers(0, count, 60)]
