@@ -10,7 +10,8 @@ kept by reference: ``shared`` says which.
 A snapshot costs what changed since the last one: each array is matched with the one found
 by the same path in the last snapshot. The same bits: the last snapshot's copy is shared
 (the rest shape, a level nothing moved). Some rows changed (along its longest axis): those
-rows alone are kept, over the last snapshot's copy (a chain of at most ``CHAIN``). Equal to
+rows alone are kept, over the last snapshot's copy (a chain of at most ``CHAIN``; a new
+array, over zeros: its rows that are not 0). Equal to
 another array of the same snapshot: shared. Equal to an array the caller can make again from
 the rest of the state (``derived``: the positions, made from the solver's finest level): not
 kept, made again on restoring. An object's attributes named in its class's ``TRANSIENT``
@@ -48,13 +49,14 @@ class _Copy:
     """One array as a snapshot keeps it: whole, or the rows along ``axis`` that changed over
     an earlier copy (``base``)."""
 
-    __slots__ = ("axis", "base", "depth", "derived", "nbytes", "rows", "values", "whole")
+    __slots__ = ("axis", "base", "depth", "derived", "nbytes", "rows", "values", "whole", "zeros")
 
-    def __init__(self, whole=None, base=None, axis=0, rows=None, values=None, derived=None):
+    def __init__(self, whole=None, base=None, axis=0, rows=None, values=None, derived=None, zeros=None):
         self.whole, self.base, self.axis, self.rows, self.values = whole, base, axis, rows, values
         self.derived = derived  # (key, shape, dtype): made again by the caller
+        self.zeros = zeros  # (shape, dtype): all zeros
         self.depth = 0 if base is None else base.depth + 1
-        if derived is not None:
+        if derived is not None or zeros is not None:
             self.nbytes = 0
         else:
             self.nbytes = whole.nbytes if whole is not None else rows.nbytes + values.nbytes
@@ -63,6 +65,8 @@ class _Copy:
         """The array kept, a new writeable copy (uninitialised for a derived one)."""
         if self.derived is not None:
             return np.empty(self.derived[1], dtype=self.derived[2])
+        if self.zeros is not None:
+            return np.zeros(self.zeros[0], dtype=self.zeros[1])
         if self.whole is not None:
             return self.whole.copy()
         array = self.base.array()
@@ -145,7 +149,11 @@ class States:
             if _comparable(made_again, array) and np.array_equal(_bits(made_again), _bits(array)):
                 return _Copy(derived=(key, array.shape, array.dtype))
         before = self._last.get(path)
-        if before is not None and before.derived is None:
+        if before is not None and before.derived is not None:
+            before = None
+        if before is None and array.ndim and not array.dtype.hasobject and array.dtype.itemsize in (1, 2, 4, 8):
+            before = _Copy(zeros=(array.shape, array.dtype))  # a new array: its rows that are not 0
+        if before is not None:
             old = before.whole if before.whole is not None else before.array()
             if _comparable(old, array):
                 differ = _bits(array) != _bits(old)
