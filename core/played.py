@@ -13,9 +13,11 @@ of a whole copy (a frame while a collider presses, when the response moves nearl
 vertex a little): its owner keeps the whole state of its simulation now and then and
 simulates such a frame again when it is asked for (``blender.simulation``); ``get`` says so
 by raising ``NotKept``, and the frames simulated again are handed back through ``seed``.
-The first frame kept after one not kept is kept whole, and those of the last ``RECENT`` frames
-played that are not kept are held as they are until then, so stepping back a few frames, or
-to a held frame, needs no simulation.
+The first of ``RUN`` frames kept in a row after one not kept is kept whole (a held stretch
+after a press reads without simulating; a frame or two kept between frames not kept are kept
+as changes, read by simulating the one before), and those of the last ``RECENT`` frames
+played that are not kept are held as they are until then (stepping back a few frames needs
+no simulation).
 """
 
 import numpy as np
@@ -25,8 +27,11 @@ from .vectors import rows_differ
 #: A whole copy every this many frames: reading a frame applies at most this many changes.
 CHECKPOINT = 32
 
-#: The last this many frames played are kept as they are (each a reference to its array).
+#: Of the last this many frames played, those not kept are held as they are.
 RECENT = 4
+
+#: The first of this many frames kept in a row after one not kept is kept whole.
+RUN = 4
 
 
 class NotKept(KeyError):
@@ -49,6 +54,8 @@ class PlayedFrames:
         self._read: tuple[int, np.ndarray] | None = None  # the last frame read and its positions
         self._recent: dict[int, np.ndarray] = {}  # those not kept of the last ``RECENT`` played
         self._seeded: dict[int, np.ndarray] = {}  # frames not kept simulated again, until ``forget_seeds``
+        # The first frame kept after one not kept, until RUN in a row are kept (or one is not).
+        self._run: tuple[int, np.ndarray] | None = None
 
     def __contains__(self, frame: int) -> bool:
         return frame in self._kept
@@ -73,8 +80,8 @@ class PlayedFrames:
         if self._last is None:
             self._first = frame
         before = None if self._last is None else self._last[1]
-        # A frame after one not kept starts again from a whole copy (held after a press, say).
-        whole = before is None or (frame - self._first) % CHECKPOINT == 0 or self._kept[frame - 1][0] is None
+        after_left_out = before is not None and self._kept[frame - 1][0] is None
+        whole = before is None or ((frame - self._first) % CHECKPOINT == 0 and not after_left_out)
         if positions is before and not whole:
             self._kept[frame] = (np.zeros(0, dtype=np.int32), positions[:0].copy())
         elif positions is before or before is None:
@@ -89,6 +96,16 @@ class PlayedFrames:
                 self._kept[frame] = (positions, None)
             else:
                 self._kept[frame] = (rows, positions[rows])
+        # Frames kept after one not kept are changes from it: reading them simulates it again.
+        # Once ``RUN`` follow each other (held after a press, say), the first is kept whole.
+        if self._kept[frame][0] is None:
+            self._run = None
+        elif after_left_out:
+            self._run = (frame, positions)
+        if self._run is not None and frame - self._run[0] + 1 >= RUN:
+            if self._kept[self._run[0]][1] is not None:
+                self._kept[self._run[0]] = (self._run[1], None)
+            self._run = None
         self._last = (frame, positions)
         if self._kept[frame][0] is None:  # not kept: at hand while among the last played
             self._recent[frame] = positions
@@ -111,14 +128,17 @@ class PlayedFrames:
             raise NotKept(frame)
         if changes is None:  # kept whole
             return whole
-        # Back to the frame last read (playing on) or to one kept whole (a checkpoint at most).
-        read = self._read if self._read is not None and self._read[0] < frame else None
+        # Back to a frame at hand: the one last read (playing on), one not kept but held, or
+        # one kept whole (a checkpoint at most).
+        hand = {**self._seeded, **self._recent}
+        if self._read is not None and self._read[0] < frame:
+            hand[self._read[0]] = self._read[1]
         start = frame
-        while self._kept[start][1] is not None and (read is None or start != read[0]):
+        while self._kept[start][1] is not None and start not in hand:
             start -= 1
-        if self._kept[start][0] is None and (read is None or start != read[0]):
+        if start not in hand and self._kept[start][0] is None:
             raise NotKept(start)
-        positions = (read[1] if read is not None and start == read[0] else self._kept[start][0]).copy()
+        positions = (hand[start] if start in hand else self._kept[start][0]).copy()
         for between in range(start + 1, frame + 1):
             rows, values = self._kept[between]
             positions[rows] = values
@@ -147,5 +167,6 @@ class PlayedFrames:
         several frames counts once: a checkpoint while nothing moves keeps the last frame's
         positions by reference, no copy."""
         arrays = {id(array): array for kept in self._kept.values() for array in kept if array is not None}
-        arrays.update((id(array), array) for array in [*self._recent.values(), *self._seeded.values()])
+        held = [*self._recent.values(), *self._seeded.values(), *([self._run[1]] if self._run else [])]
+        arrays.update((id(array), array) for array in held)
         return sum(array.nbytes for array in arrays.values())
