@@ -10,8 +10,9 @@ kept by reference: ``shared`` says which.
 A snapshot costs what changed since the last one: each array is matched with the one found
 by the same path in the last snapshot. The same bits: the last snapshot's copy is shared
 (the rest shape, a level nothing moved). Some rows changed (along its longest axis): those
-rows alone are kept, over the last snapshot's copy (a chain of at most ``CHAIN``; a new
-array, over zeros: its rows that are not 0). Equal to
+rows alone are kept, over the last snapshot's copy (a chain of at most ``CHAIN``, then the
+rows changed since the chain's first copy; a new array, over zeros: its rows that are not 0).
+The last snapshot's copy is found by the array itself, else by its path. Equal to
 another array of the same snapshot: shared. Equal to an array the caller can make again from
 the rest of the state (``derived``: the positions, made from the solver's finest level): not
 kept, made again on restoring. An object's attributes named in its class's ``TRANSIENT``
@@ -19,6 +20,7 @@ kept, made again on restoring. An object's attributes named in its class's ``TRA
 """
 
 import copy
+import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
 
@@ -105,6 +107,9 @@ class States:
         self._shared = shared
         self._kept: dict[int, Any] = {}  # id: what is kept by reference
         self._last: dict[tuple, _Copy] = {}  # path: its copy, at the last snapshot or restore
+        # The same, by the array itself (id: the array, weakly, and its copy): an array found by
+        # another path than before (a structure grown around it) is still matched.
+        self._by_id: dict[int, tuple[weakref.ref, _Copy]] = {}
 
     def _walk(self, value: Any, transient: list | None = None) -> dict[tuple, np.ndarray]:
         """Every array reachable from ``value`` outside what is shared, by its first path;
@@ -149,6 +154,9 @@ class States:
             if _comparable(made_again, array) and np.array_equal(_bits(made_again), _bits(array)):
                 return _Copy(derived=(key, array.shape, array.dtype))
         before = self._last.get(path)
+        known = self._by_id.get(id(array))
+        if known is not None and known[0]() is array:
+            before = known[1]
         if before is not None and before.derived is not None:
             before = None
         if before is None and array.ndim and not array.dtype.hasobject and array.dtype.itemsize in (1, 2, 4, 8):
@@ -167,6 +175,15 @@ class States:
                     rows = np.flatnonzero(differ)
                     if rows.size == 0:
                         return before
+                    if before.depth >= CHAIN:  # the rows changed since the chain's first copy instead
+                        root = before
+                        while root.base is not None:
+                            root = root.base
+                        if root.axis == axis or root.base is None:
+                            differ = _bits(array) != _bits(root.array())
+                            if differ.ndim > 1:
+                                differ = differ.any(axis=tuple(a for a in range(differ.ndim) if a != axis))
+                            rows, before = np.flatnonzero(differ), root
                     if rows.size <= SPARSE * array.shape[axis] and before.depth < CHAIN:
                         values = np.take(array, rows, axis=axis)
                         return _Copy(base=before, axis=axis, rows=rows.astype(np.int32), values=values)
@@ -187,6 +204,7 @@ class States:
         copies: list[_Copy] = []
         made: list[tuple[np.ndarray, _Copy]] = []
         last: dict[tuple, _Copy] = {}
+        by_id: dict[int, tuple[weakref.ref, _Copy]] = {}
         for path, array in arrays.items():
             kept = self._copy(path, array, made, derived or {})
             if kept.whole is not None:
@@ -194,7 +212,8 @@ class States:
             memo[id(array)] = _Slot(len(copies))
             copies.append(kept)
             last[path] = kept
-        self._last = last
+            by_id[id(array)] = (weakref.ref(array), kept)
+        self._last, self._by_id = last, by_id
         held = [(obj, {name: getattr(obj, name) for name in type(obj).TRANSIENT}) for obj in transient]
         try:
             for obj, names in held:
@@ -248,6 +267,7 @@ class States:
         self._last = {
             path: state.copies[index[id(array)]] for path, array in self._walk(restored).items() if id(array) in index
         }
+        self._by_id = {id(array): (weakref.ref(array), kept) for array, kept in zip(arrays, state.copies, strict=True)}
         return restored
 
     @staticmethod
