@@ -8,6 +8,7 @@ Basis and every other shape key are left as they are.
 import bpy
 import numpy as np
 
+from ..core.topology import in_own_order
 from . import guard
 
 SHAPE_KEY = "Collision Response"
@@ -43,14 +44,15 @@ def rest_positions(obj) -> np.ndarray:
 
 def topology(mesh) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Each face's vertices in winding order (Blender's loops), the corners per face and the
-    edges (e, 2)."""
+    edges (e, 2), faces and edges in an order of their own (``core.topology``: the same mesh
+    made again may list them in another order)."""
     corners = np.empty(len(mesh.loops), dtype=np.int64)
     mesh.loops.foreach_get("vertex_index", corners)
     sizes = np.empty(len(mesh.polygons), dtype=np.int64)
     mesh.polygons.foreach_get("loop_total", sizes)
     edges = np.empty(len(mesh.edges) * 2, dtype=np.int64)
     mesh.edges.foreach_get("vertices", edges)
-    return corners, sizes, edges.reshape(-1, 2)
+    return in_own_order(corners, sizes, edges.reshape(-1, 2))
 
 
 def group_weights(obj, group) -> np.ndarray:

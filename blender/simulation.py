@@ -25,7 +25,7 @@ import numpy as np
 from ..core import HierarchyCache, Surface, VertexNormals
 from ..core.checkpoints import State, States
 from ..core.folds import FoldGuard
-from ..core.frame import advance, shown, unchanged
+from ..core.frame import advance, shown
 from ..core.grid import GridHierarchy
 from ..core.mesh import MeshHierarchy
 from ..core.overshoot import Overshoot
@@ -262,7 +262,7 @@ def _build(obj, scene) -> Simulation:
     )
     period, ratio = coefficients.overshoot_period, coefficients.damping_ratio
     if period is not None and ratio is not None and Overshoot.wanted(ratio):
-        simulation.overshoot = Overshoot(surface, period, ratio)
+        simulation.overshoot = Overshoot(surface, period, ratio, folds)
     if settings.pressure:
         simulation.pressure = animated.pressure_settings(settings)
     if settings.volume:  # the reach in the scene, measured under the object's transform
@@ -567,7 +567,7 @@ def finder(obj, simulation: Simulation, scene, depsgraph, weigh=None, held: pose
 
     def find(positions: np.ndarray, among: np.ndarray | None, within: float, shown: bool = False):
         if shown:  # positions shown (a swing, the volume given back): not fed back into the contact memory
-            with unchanged(simulation.query.contacts):
+            with simulation.query.unchanged():
                 return find(positions, among, within)
         rest = simulation.rest
         if not on_posed:

@@ -334,14 +334,12 @@ class Contacts:
                 # Behind an open collider a vertex's own normal may miss it (a tube's lie
                 # along a floor plane): any vertex whose ray met nothing may have come in.
                 maybe = inside | (_is_open(colliders, k) & np.isnan(ahead[0][k]))
-                came = relative[k][maybe]
-                travel = np.linalg.norm(came, axis=1)
-                moved = travel > 0
-                if moved.any():
-                    rays = np.full((len(colliders.names), int(moved.sum()), 3), np.nan)  # others: not cast
-                    rays[k] = came[moved] / travel[moved, None]
-                    back, back_normals = cast(points[maybe][moved], rays)
-                    out = np.isfinite(back[k]) & (back[k] > 0)
+                ways, limits = _ways_in(points, maybe, relative[k], outside=~maybe & (length[k] == 0))
+                if ways.size:
+                    rays = np.full((len(colliders.names), *ways.shape), np.nan)  # others: not cast
+                    rays[k] = ways
+                    back, back_normals = cast(points[maybe], rays)
+                    out = np.isfinite(back[k]) & (back[k] > 0) & (back[k] <= limits)
                     distances = np.concatenate([distances, back[k][out]])
                     normals = np.concatenate([normals, back_normals[k][out]])
             if name in self.wide and colliders.mesh_size is not None:
@@ -565,6 +563,29 @@ def _shorter(cast: Cast, colliders: Colliders, points, mask, direction, tilted, 
     touch[ks, asked[rows]] |= on_face
     directions[ks, asked[rows]] = other[ks, rows]
     return length, directions, touch
+
+
+def _ways_in(points, maybe, relative, outside) -> tuple[np.ndarray, np.ndarray]:
+    """Unit rays back the way the vertices ``maybe`` (m,) bool came into a collider, (i, 3)
+    for the i of them, and how far along each its way in can be (i,); nan rays where none is
+    known. A vertex that moved came in against ``relative`` (m, 3), the collider's motion at
+    it less its own, from any distance. One that has not moved (the mesh starts the shot
+    inside a floor box) came in from the mesh's part outside the collider (``outside``
+    (m,) bool: the mean of those points), no further than that: a monkey made with her chin
+    in a floor box is left up through its top, not along her chin's normals out through its
+    side, 10 m away."""
+    came = relative[maybe]
+    travel = np.linalg.norm(came, axis=1)
+    ways = np.full(came.shape, np.nan)
+    limits = np.full(travel.shape, np.inf)
+    moved = travel > 0
+    ways[moved] = came[moved] / travel[moved, None]
+    if outside.any() and not moved.all():
+        toward = points[outside].mean(axis=0) - points[maybe][~moved]
+        span = np.linalg.norm(toward, axis=1)
+        ways[~moved] = np.where(span[:, None] > 0, toward / np.maximum(span, 1e-300)[:, None], np.nan)
+        limits[~moved] = span
+    return (ways, limits) if (~np.isnan(ways)).any() else (ways[:0], limits[:0])
 
 
 def _is_open(colliders: Colliders, k: int) -> bool:

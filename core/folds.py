@@ -45,8 +45,14 @@ class FoldGuard:
         corners, sizes = np.asarray(corners, dtype=np.int64), np.asarray(sizes, dtype=np.int64)
         starts = np.cumsum(sizes) - sizes
         fans = [np.zeros((0, 3), dtype=np.int64)]
-        for i in range(1, int(sizes.max(initial=0)) - 1):  # fan of each polygon from its first corner
-            big = sizes > i + 1
+        # A quad: the triangle at each of its corners, so it counts as turned whichever
+        # diagonal Blender splits it along (it picks by the quad's shape); a larger polygon:
+        # the fan from its first corner.
+        quads = starts[sizes == 4]
+        for i in range(4):
+            fans.append(np.stack([corners[quads + (i + j) % 4] for j in (0, 1, 2)], 1))
+        for i in range(1, int(sizes.max(initial=0)) - 1):
+            big = (sizes > i + 1) & (sizes != 4)
             fans.append(np.stack([corners[starts[big]], corners[starts[big] + i], corners[starts[big] + i + 1]], 1))
         triangles = np.concatenate(fans)
         self.rest = np.asarray(rest, dtype=np.float64)
@@ -58,6 +64,7 @@ class FoldGuard:
         keep = length > 1e-12 * max(1.0, float(np.abs(self.rest).max(initial=0.0))) ** 2
         self.triangles = triangles[keep]
         self.rest_normals = rest_normals[keep] / length[keep, None]
+        self._every = np.arange(self.triangles.shape[0])
         vertex_count = self.rest.shape[0]
         owners = self.triangles.ravel()
         self._faces_by_vertex = np.argsort(owners, kind="stable") // 3
@@ -96,10 +103,7 @@ class FoldGuard:
         """The faces (indices into ``triangles``) turned over at ``positions``, among those
         around ``vertices`` (all when None)."""
         faces = np.arange(self.triangles.shape[0]) if vertices is None else self._faces_around(vertices)
-        normals = self._face_normals(positions, self.triangles[faces]).astype(np.float64)
-        # Nearly on edge counts as turned: a face kept just short of it stays visibly a face.
-        facing = np.einsum("ij,ij->i", normals, self.rest_normals[faces])
-        return faces[facing <= FLAT * np.linalg.norm(normals, axis=1)]
+        return faces[self._turned(positions, faces)]
 
     def straighten(self, positions: np.ndarray, moved: np.ndarray) -> np.ndarray | None:
         """The displacement (n, 3) that unfolds the faces a step folded around vertices
@@ -131,6 +135,44 @@ class FoldGuard:
                 return placed - positions
         return None
 
+    def calmed(self, base: np.ndarray, shown: np.ndarray, swinging: np.ndarray) -> np.ndarray | None:
+        """``shown`` (n, 3) with what it adds to ``base`` (n, 3) (a swing, on vertices
+        ``swinging``) scaled down around the faces it turns over, just enough (as
+        ``straighten`` scales friction's drag); faces already turned in ``base`` are not its
+        doing. None where it turns none over; else in ``shown``'s precision. A jelly's
+        levels swing each with its own period: a fine level swinging past a coarse one's
+        dent pinched a monkey's features inside out (415 of 3,936 triangles in one frame, 7
+        with the swing off). Every face around the swing is checked (no ``straighten``'s
+        leeway: a face squashed on a collider tips over with the least swing), turned
+        strictly: one the response left on edge is the response's."""
+        faces = self._faces_around(swinging) if 2 * swinging.size < self.rest.shape[0] else self._every
+        turned = faces[self._turned(shown, faces, 0.0)]
+        turned = turned[~self._turned(base, turned, 0.0)]
+        if turned.size == 0:
+            return None
+        for rings in REGION_RINGS:
+            region, fading = self._around(self.triangles[turned].ravel(), rings)
+            already = self._turned(base, self._faces_around(region), 0.0)
+            # Fading out over the rings, else all of it over them: what fading leaves on the
+            # rings can tip a face that was nearly on edge in ``base``.
+            for weight in (fading, np.ones_like(fading)):
+                calmed = self._scaled(shown, region, weight, shown[region] - base[region], already, 0.0)
+                if calmed is not None:
+                    return calmed
+        return None
+
+    def _turned(self, positions: np.ndarray, faces: np.ndarray, flat: float = FLAT) -> np.ndarray:
+        """Which of ``faces`` are turned over at ``positions`` (or within ``flat`` of lying in
+        their rest plane), (f,) bool."""
+        every = faces.size == self.triangles.shape[0]  # (all of them, in order: no gathers)
+        normals = self._face_normals(positions, self.triangles if every else self.triangles[faces])
+        normals = normals.astype(np.float64)
+        facing = np.einsum("ij,ij->i", normals, self.rest_normals if every else self.rest_normals[faces])
+        if flat == 0.0:
+            return facing <= 0.0
+        # Nearly on edge counts as turned: a face kept just short of it stays visibly a face.
+        return facing <= flat * np.sqrt(np.einsum("ij,ij->i", normals, normals))
+
     def _around(self, seeds: np.ndarray, rings: int) -> tuple[np.ndarray, np.ndarray]:
         """The vertices within ``rings`` rings of triangles of ``seeds``, and each one's weight:
         1 on the seeds, falling to 1 / (rings + 1) on the last ring."""
@@ -145,24 +187,34 @@ class FoldGuard:
         return region, 1.0 - ring[region] / (rings + 1.0)
 
     def _scaled_down(self, positions: np.ndarray, region: np.ndarray, weight: np.ndarray) -> np.ndarray | None:
-        """``positions`` with the response along the surface in ``region`` scaled down, by
-        ``weight`` times the one factor (found by bisection) that leaves no face there
-        folded; None if some stays folded even with none of it (the fold reaches further)."""
+        """``positions`` with the response along the surface in ``region`` scaled down (see
+        ``_scaled``)."""
         response = positions[region] - self.rest[region]
         along = np.einsum("ij,ij->i", response, self.normals[region])[:, None] * self.normals[region]
-        sideways = response - along
+        return self._scaled(positions, region, weight, response - along)
 
-        def scaled(factor: float) -> np.ndarray:
+    def _scaled(self, positions, region, weight, part, allowed=None, flat: float = FLAT) -> np.ndarray | None:
+        """``positions`` with ``part`` (r, 3) of the moves of ``region`` (r,) scaled down, by
+        ``weight`` (r,) times the one factor (found by bisection) that leaves no face there
+        folded (but those ``allowed``, marked among the faces around ``region``); None if
+        some stays folded even with none of it (the fold reaches further)."""
+        faces = self._faces_around(region)
+        allowed = np.zeros(faces.size, dtype=bool) if allowed is None else allowed
+
+        def scaled(factor: float) -> np.ndarray:  # (in the positions' own precision: as shown)
             placed = positions.copy()
-            placed[region] -= ((1.0 - factor) * weight)[:, None] * sideways
+            placed[region] -= (((1.0 - factor) * weight)[:, None] * part).astype(positions.dtype)
             return placed
 
-        if self.folded(scaled(0.0), region).size:
+        def folds(factor: float) -> bool:
+            return bool((self._turned(scaled(factor), faces, flat) & ~allowed).any())
+
+        if folds(0.0):
             return None
-        low, high = 0.0, 1.0  # no fold with none of the sideways response, a fold with all
+        low, high = 0.0, 1.0  # no fold with none of the part, a fold with all
         for _ in range(ROUNDS):
             middle = (low + high) / 2
-            if self.folded(scaled(middle), region).size:
+            if folds(middle):
                 high = middle
             else:
                 low = middle

@@ -16,6 +16,7 @@ of the colliders the same way, on the shown positions only.
 
 from collections.abc import Iterator
 from contextlib import contextmanager
+from copy import copy
 from typing import Protocol
 
 import numpy as np
@@ -26,6 +27,10 @@ from .overshoot import Overshoot
 from .solver import Surface
 from .vectors import nonzero_rows, rows_differ
 from .volume import Volume
+
+#: Rounds of scaling a swing down where it turns faces over and pushing out what that takes
+#: into a collider (``_show_overshoot``).
+CALMING_ROUNDS = 4
 
 
 class Find(Protocol):
@@ -46,13 +51,18 @@ class Find(Protocol):
 
 @contextmanager
 def unchanged(contacts: Contacts) -> Iterator[None]:
-    """Leave ``contacts``' memory (which vertices were held, from which side, each collider's
-    side) as it was before the block: for a query of shown positions (see ``Find``)."""
-    held, side, sides = contacts.held.copy(), contacts.side.copy(), dict(contacts.sides)
+    """Leave all ``contacts`` remembers as it was before the block (which vertices were
+    held, from which side, each collider's side, press axis and reach): for a query of
+    shown positions (see ``Find``). Its press axes too: a jelly's swing asked of a box aimed
+    the box by the faces the swing met, and the next frame's pushes differed from the same
+    press without the swing."""
+    # Its arrays change in place, its dicts and sets by item: copies of each are enough.
+    saved = {name: copy(value) for name, value in vars(contacts).items()}
     try:
         yield
     finally:
-        contacts.held, contacts.side, contacts.sides = held, side, sides
+        for name, value in saved.items():
+            setattr(contacts, name, value)
 
 
 def advance(
@@ -153,22 +163,44 @@ def _mend(
 
 def _show_overshoot(surface: Surface, overshoot: Overshoot, find: Find, dt: float, before: np.ndarray) -> bool:
     """The positions shown with secondary motion: the surface's plus the followers' lag,
-    where that lag would carry a vertex into a collider pushed out again (on the shown
-    positions only: the solver's state stays the kinematic response). Returns whether they
-    differ from the last frame's."""
+    where that lag would carry a vertex into a collider pushed out again, and scaled down
+    where it would turn faces over (``FoldGuard.calmed``); on the shown positions only: the
+    solver's state stays the kinematic response. Returns whether they differ from the last
+    frame's."""
     added = overshoot.step(dt)
     was_ringing, overshoot.ringing = overshoot.ringing, added is not None
     if added is None:  # the surface's own positions (None: no copy of them)
         overshoot.shown = None
         return was_ringing
-    shown = surface.positions
+    base = surface.positions
+    shown = base.copy()
     ringing = nonzero_rows(added)
     shown[ringing] += added[ringing]  # (float32, as the solver's positions)
     swinging = ringing.nonzero()[0]
     out, _touching = find(shown, swinging, _furthest_among(shown, before, swinging), shown=True)
     shown += out
+    if overshoot.guard is not None:
+        shown = _calmed(overshoot.guard, base, shown, swinging, find, before)
     overshoot.shown = shown
     return True
+
+
+def _calmed(guard: FoldGuard, base, shown, swinging, find: Find, before) -> np.ndarray:
+    """``shown`` (the swing pushed out of the colliders) scaled down toward ``base`` where it
+    turns faces over (``FoldGuard.calmed``). Pushed out, a swung vertex can turn a face its
+    neighbours swing away from; what scaling takes back into a collider (across a box's
+    edge) is pushed out again, which can turn a face again: a few rounds, then scaled down
+    once more without the push (the response it is scaled toward is out of them)."""
+    for pushes_left in range(CALMING_ROUNDS - 1, -1, -1):
+        calmed = guard.calmed(base, shown, swinging)
+        if calmed is None:
+            return shown
+        if not pushes_left:
+            return calmed
+        scaled = rows_differ(calmed, shown).nonzero()[0]
+        out, _touching = find(calmed, scaled, _furthest_among(calmed, before, scaled), shown=True)
+        shown = calmed + out
+    return shown
 
 
 def _furthest_among(positions: np.ndarray, before: np.ndarray, among: np.ndarray) -> float:

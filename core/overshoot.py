@@ -28,6 +28,7 @@ surface, agrees): the README gives the bound measured.
 import numpy as np
 
 from .constants import NEGLIGIBLE, SETTLED_FRACTION
+from .folds import FoldGuard
 from .solver import Surface
 
 #: A level's offsets count as only springing back over a frame when they are their
@@ -48,9 +49,10 @@ class Overshoot:
     surface : Surface
     period : (levels,) float, seconds of one oscillation (> 0)
     ratio : (levels,) float, damping ratio within [LOWEST_RATIO, 1]; 1: not followed
+    guard : FoldGuard of the surface's mesh, or None: the swing shown may turn faces over
     """
 
-    def __init__(self, surface: Surface, period: np.ndarray, ratio: np.ndarray):
+    def __init__(self, surface: Surface, period: np.ndarray, ratio: np.ndarray, guard: FoldGuard | None = None):
         period = np.asarray(period, dtype=np.float64)
         ratio = np.asarray(ratio, dtype=np.float64)
         count = surface.level_count
@@ -59,6 +61,7 @@ class Overshoot:
         if not (period > 0).all() or np.isnan(ratio).any():
             raise ValueError("periods must be positive")
         self.surface = surface
+        self.guard = guard  # keeps the swing from turning faces over (``FoldGuard.calmed``)
         self.period = period
         self.ratio = np.clip(ratio, LOWEST_RATIO, 1.0)
         self.levels = [j for j in range(count) if self.ratio[j] < 1.0]

@@ -12,7 +12,8 @@ face, the plane of that face answers until the vertex moves away (most of a held
 """
 
 import itertools
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -29,6 +30,7 @@ from ...core.contact import (
     Resting,
     turned,
 )
+from ...core.frame import unchanged
 from ...core.vectors import nonzero_rows
 from .colliders import Collider, carried_box, usable_colliders
 from .patch import Patch
@@ -99,6 +101,22 @@ class CollisionQuery:
         #: them: set for a mesh whose colliders respond too (``blender.together``), whose
         #: surfaces move between a frame's queries.
         self.fresh_colliders = False
+        self._keeping = True  # what it finds is remembered (not inside ``unchanged``)
+        self._pushed_behind: dict[str, float] = {}  # by open collider: its longest push at the last whole query
+
+    @contextmanager
+    def unchanged(self) -> Iterator[None]:
+        """Queries of shown positions (``core.frame.Find``'s ``shown``): what the query
+        remembers is left as it was, the contact memory (``core.frame.unchanged``), the
+        positions the next query measures each vertex's motion from, how far the last step
+        moved (the next broad phase's padding) and where vertices rest."""
+        saved = self._last, self._step_moved, self._keeping
+        self._keeping = False
+        try:
+            with unchanged(self.contacts):
+                yield
+        finally:
+            self._last, self._step_moved, self._keeping = saved
 
     def displacements(
         self,
@@ -247,7 +265,10 @@ class CollisionQuery:
             if found.source is not None:
                 contact.source[queried] = found.source
             contact.touching[queried] = found.touching
-            resting.record(queried, points, found)
+            if self._keeping:
+                resting.record(queried, points, found)
+                if whole:
+                    self._record_pushed_behind(colliders, found)
         return contact
 
     def near_within(self, among: np.ndarray, within: float) -> np.ndarray:
@@ -319,8 +340,21 @@ class CollisionQuery:
                 continue
             now = np.array(c.obj.matrix_world, dtype=np.float64)
             back = self._previous.get(c.obj.name, now) @ np.linalg.inv(now)  # now -> where it was
-            behind.append(_local(furthest + _box_moved(c.low, c.high, np.eye(4) - back), inverse))
+            # And as deep as it pushed a vertex at the last query: a mesh made across a plane,
+            # neither moving, was found behind it by the first query (which looks as far as
+            # the plane's size) and then never again, left 20 cm under it.
+            deepest = self._pushed_behind.get(c.obj.name, 0.0)
+            behind.append(_local(furthest + _box_moved(c.low, c.high, np.eye(4) - back) + deepest, inverse))
         return behind
+
+    def _record_pushed_behind(self, colliders: list[Collider], found) -> None:
+        """How far each open collider pushed a vertex at this whole query (world space),
+        for the next one's broad phase (``_behind_open``)."""
+        lengths = np.sqrt(np.einsum("ij,ij->i", found.push, found.push))
+        for k, c in enumerate(colliders):
+            if not c.closed:
+                mine = lengths[found.source == k] if found.source is not None else lengths
+                self._pushed_behind[c.obj.name] = float(mine.max(initial=0.0))
 
     def _colliders(self, colliders: list[Collider], depsgraph, matrix: np.ndarray) -> Colliders:
         """The colliders as the contact rules see them, with Blender's ray caster (``matrix``:

@@ -3,16 +3,22 @@
 import bpy
 import numpy as np
 
-from blender.mesh_data import topology
+from core.topology import in_own_order
 
 
 def mesh_arrays(obj) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Rest positions (n, 3), polygon corners, polygon sizes and edges of a mesh object (the
-    topology read as the add-on reads it)."""
+    topology read as the add-on reads it, ``blender.mesh_data.topology``)."""
     mesh = obj.data
     rest = np.empty(len(mesh.vertices) * 3)
     mesh.vertices.foreach_get("co", rest)
-    return rest.reshape(-1, 3), *topology(mesh)
+    corners = np.empty(len(mesh.loops), dtype=np.int64)
+    mesh.loops.foreach_get("vertex_index", corners)
+    sizes = np.empty(len(mesh.polygons), dtype=np.int64)
+    mesh.polygons.foreach_get("loop_total", sizes)
+    edges = np.empty(len(mesh.edges) * 2, dtype=np.int64)
+    mesh.edges.foreach_get("vertices", edges)
+    return rest.reshape(-1, 3), *in_own_order(corners, sizes, edges)
 
 
 def _add(operator, **options):
@@ -100,3 +106,26 @@ def weight_two_bones(obj, blend: float) -> None:
         group = obj.vertex_groups.new(name=name)
         for value in np.unique(weights[weights > 0]):
             group.add(np.flatnonzero(weights == value).tolist(), float(value), "REPLACE")
+
+
+def responding(kind: str, turned=(0.0, 0.0, 0.0), subdivided: int = 0) -> bpy.types.Object:
+    """A mesh to respond, about a metre across at the origin, as the active object: "monkey"
+    (subdivided once), "uv" (a 32 x 16 UV sphere), "ico" (an icosphere), "torus" or
+    "cylinder" (32 sides, a 32-gon each end); turned by ``turned`` (radians) and subdivided
+    ``subdivided`` times more, both applied."""
+    add = {
+        "monkey": lambda: bpy.ops.mesh.primitive_monkey_add(size=1.0),
+        "uv": lambda: bpy.ops.mesh.primitive_uv_sphere_add(segments=32, ring_count=16, radius=0.5),
+        "ico": lambda: bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=3, radius=0.5),
+        "torus": lambda: bpy.ops.mesh.primitive_torus_add(major_radius=0.4, minor_radius=0.15),
+        "cylinder": lambda: bpy.ops.mesh.primitive_cylinder_add(vertices=32, radius=0.4, depth=1.0),
+    }
+    add[kind]()
+    obj = bpy.context.active_object
+    levels = subdivided + (kind == "monkey")
+    if levels:
+        obj.modifiers.new("subdivided", "SUBSURF").levels = levels
+        bpy.ops.object.modifier_apply(modifier="subdivided")
+    obj.rotation_euler = turned
+    bpy.ops.object.transform_apply(rotation=True)
+    return obj

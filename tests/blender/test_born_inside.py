@@ -1,0 +1,118 @@
+"""A mesh that starts the shot partly inside a floor box or behind a plane wider than twice
+its size (the floor is "wide": pressed along its own faces) is pushed out the way to its
+part outside the floor, not along its own normals.
+
+Random meshes (a subdivided monkey in half the cases, a UV sphere, a torus, a subdivided
+cylinder lying at 50 degrees), floor boxes 6 to 24 m wide and 0.3 to 1 m thick, flat or
+(one case in four) tilted up to 20 degrees, the mesh made 8 to 22 cm inside the box's top
+(along its normal) at frame 1, held, then keyed up and away; random
+presets. Every frame from the second (the start frame shows the mesh at rest), on the
+evaluated mesh: no vertex inside the box by more than 1e-3 of the mesh's size, and no
+vertex further from where the mesh is keyed than twice the depth it started at (plus the
+preset's standoff and bulge). Before, a monkey made 15 cm into a 20 m floor box threw
+vertices 12 m out through the box's side (her chin's normals point along the floor, and
+nothing had moved yet to say where the box pressed from): 5 of these 24 cases threw
+vertices 3.8 to 15 m. The same with a flat plane (facing up, through the origin): 8 of 18
+fail before, left under it every frame (the query, finding nothing moved, looked
+behind the plane no further than things moved). A tilted plane still fails (expected).
+"""
+
+import bpy
+import numpy as np
+import pytest
+from test_contact_holds import enable, evaluated, keyed
+from test_secondary import apply_preset
+
+from primitives import responding
+
+LAST = 30
+#: The torus turned, the cylinder lying at 50 degrees (one end's rim in the box) and
+#: subdivided twice (plain, it does not hold: README's Known failures).
+POSED = {"torus": ((1.2, 0.3, 0.0), 0), "cylinder": ((0.9, 0.0, 0.0), 2)}
+
+
+@pytest.fixture(autouse=True)
+def empty(addon):
+    yield
+    bpy.ops.wm.read_homefile(use_empty=True)
+
+
+def inside_depth(box, points: np.ndarray) -> np.ndarray:
+    """How far each world point is inside the (scaled, turned) unit cube ``box``: its
+    distance to the nearest face, 0 outside."""
+    matrix = np.array(box.matrix_world)
+    axes = matrix[:3, :3]
+    half = np.linalg.norm(axes, axis=0) / 2  # the box's half extents along its own axes
+    local = (points - matrix[:3, 3]) @ (axes / np.linalg.norm(axes, axis=0))  # along its unit axes
+    room = half - np.abs(local)
+    return np.where((room > 0).all(axis=1), room.min(axis=1), 0.0)
+
+
+def under_plane(plane, points: np.ndarray) -> np.ndarray:
+    """How far each world point is behind the plane, over its square; 0 elsewhere."""
+    matrix = np.array(plane.matrix_world)
+    axes = matrix[:3, :3] / np.linalg.norm(matrix[:3, :3], axis=0)
+    local = (points - matrix[:3, 3]) @ axes
+    corners = np.array([v.co for v in plane.data.vertices])
+    half = np.abs(corners).max(axis=0)[:2] * np.linalg.norm(matrix[:3, :3], axis=0)[:2]  # its half sides
+    over = (np.abs(local[:, :2]) <= half).all(axis=1)
+    return np.where(over, np.maximum(-local[:, 2], 0.0), 0.0)
+
+
+#: A tilted plane (every fourth seed) is still a known failure (README): run, and expected
+#: to fail until it holds.
+TILTED_PLANE = pytest.mark.xfail(strict=True, reason="a tilted plane: pushed deeper, 12-69 cm under it")
+CASES = [
+    pytest.param(seed, floor, marks=TILTED_PLANE if floor == "plane" and seed % 4 == 3 else ())
+    for floor in ("box", "plane")
+    for seed in range(24)
+]
+
+
+@pytest.mark.parametrize("seed, floor", CASES)
+def test_a_mesh_made_inside_a_floor_is_pushed_out_toward_its_part_outside(seed, floor):
+    rng = np.random.default_rng(seed)
+    bpy.ops.wm.read_homefile(use_empty=True)
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 1, LAST
+    kind = ("monkey", "uv", "monkey", "torus", "monkey", "cylinder")[seed % 6]
+    preset = ("Soft Clay", "Rubber", "Flesh", "Jelly", "Stiff Shell")[seed % 5]
+    width, thickness = (6.0, 12.0, 20.0)[seed % 3] * rng.uniform(1.0, 1.2), rng.uniform(0.3, 1.0)
+    tilt = (rng.uniform(-0.35, 0.35), rng.uniform(-0.35, 0.35)) if seed % 4 == 3 else (0.0, 0.0)
+    if floor == "box":
+        bpy.ops.mesh.primitive_cube_add(size=1.0, rotation=(*tilt, 0.0))
+        box = bpy.context.active_object
+        box.scale = (width, width, thickness)
+        bpy.context.view_layer.update()
+        up = np.array(box.matrix_world)[:3, 2] / np.linalg.norm(np.array(box.matrix_world)[:3, 2])
+        box.location = tuple(-up * thickness / 2)  # its top through the origin
+        depth_in = lambda points: inside_depth(box, points)  # noqa: E731
+    else:  # a plane through the origin, facing up
+        bpy.ops.mesh.primitive_plane_add(size=width, rotation=(*tilt, 0.0))
+        box = bpy.context.active_object
+        up = np.array(box.matrix_world)[:3, 2] / np.linalg.norm(np.array(box.matrix_world)[:3, 2])
+        depth_in = lambda points: under_plane(box, points)  # noqa: E731
+    obj = responding(kind, *POSED.get(kind, ((0.0, 0.0, 0.0), 0)))
+    rest = np.array([v.co for v in obj.data.vertices])
+    depth = rng.uniform(0.08, 0.22)
+    start = -up * (depth + (rest @ up).min())  # its lowest point ``depth`` under the top
+    keyed(obj, {1: tuple(start), 10: tuple(start), 25: tuple(start + up * 1.5)})
+    scene.frame_set(1)
+    enable(obj, [box])
+    apply_preset(preset)
+    settings = obj.collision_response
+    size = float(np.linalg.norm(np.ptp(rest, axis=0)))
+    bulge = max(0.0, -min(settings.absorption_levels)) * depth
+    allowed = 2.0 * depth + settings.standoff + bulge
+    for frame in range(1, LAST + 1):
+        scene.frame_set(frame)
+        world = evaluated(obj)
+        keyed_here = rest @ np.array(obj.matrix_world)[:3, :3].T + np.array(obj.matrix_world)[:3, 3]
+        if frame == 1:
+            started = depth_in(world).max()
+            assert started > 0.9 * depth, f"made {started:.3f} inside (asked {depth:.3f})"
+            continue
+        inside = depth_in(world).max()
+        assert inside <= 1e-3 * size, f"{kind}, {preset}, frame {frame}: a vertex {inside:.4f} inside the {floor}"
+        moved = np.linalg.norm(world - keyed_here, axis=1).max()
+        assert moved <= allowed, f"{kind}, {preset}, frame {frame}: a vertex moved {moved:.3f} (allowed {allowed:.3f})"
