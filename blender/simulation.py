@@ -6,13 +6,15 @@ forward: the solver's state is kept at the last simulated frame (the head), and 
 positions of every frame played are cached, so scrubbing back shows cached frames, and a
 frame past the head is reached by simulating forward from it. The shape at a frame is
 therefore the same whatever path of scrubbing led there. The frames are kept as the rows
-that changed (``core.played``): memory grows with what moves, not with the mesh. A frame
-that changed more than ``LIMIT`` of a whole copy (while a collider presses, the response
-moves nearly every vertex a little) is not kept: the whole state of the simulation is kept
-every ``STATE_EVERY`` frames (``core.checkpoints``, only what changed since the last), and
-such a frame is simulated again from the nearest state before it when it is shown (the
-step is deterministic: the same bits). Any change of a setting, a collider or the mesh
-drops the simulation; the next frame restarts it at the start frame.
+that changed (``core.played``): memory grows with what moves, not with the mesh. While a
+collider presses, the response moves nearly every vertex a little and a frame costs a whole
+copy, so what the played frames hold is kept within a budget (the add-on's preference,
+``blender.preferences``): the whole state of the simulation is kept every ``STATE_EVERY``
+frames (``core.checkpoints``, only what changed since the last), and past the budget frames
+are let go of (``core.budget``: those holding much, furthest from the frame shown) and
+simulated again from the nearest state before them when shown (the step is deterministic:
+the same bits). Any change of a setting, a collider or the mesh drops the simulation; the
+next frame restarts it at the start frame.
 """
 
 import time
@@ -22,7 +24,7 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
-from ..core import HierarchyCache, Surface, VertexNormals
+from ..core import HierarchyCache, Surface, VertexNormals, budget
 from ..core.checkpoints import State, States
 from ..core.folds import FoldGuard
 from ..core.frame import advance, shown
@@ -35,7 +37,7 @@ from ..core.pressure import pressure as pressure_of
 from ..core.self_contact import Faces
 from ..core.vectors import nonzero_rows
 from ..core.volume import Shortfall, Volume
-from . import animated, curves, guard, mesh_data, posed, pressure, structure, together
+from . import animated, curves, guard, mesh_data, posed, preferences, pressure, structure, together
 from . import volume as keep_volume
 from .collision import CollisionQuery
 from .self_contact import SelfContact
@@ -46,9 +48,9 @@ LARGE_MESH = 500_000
 #: A jump that simulates more frames than this shows its progress (the cursor's counter).
 PROGRESS_FRAMES = 10
 
-#: A played frame whose changes since the frame before cost more than this share of a whole
-#: copy of the positions is not kept: it is simulated again when shown.
-LIMIT = 0.05
+#: Past the budget, played frames holding more than this share of a whole copy of the
+#: positions are let go of first (``core.budget.fit``).
+LARGE = 0.05
 
 #: The simulation's whole state is kept every this many frames from the start: showing a
 #: frame not kept simulates at most this many frames less one.
@@ -110,16 +112,37 @@ class Simulation:
     states: dict[int, State] = field(default_factory=dict)  # the whole state every STATE_EVERY frames
     head_state: State | None = None  # the head's, while the solver's state is at another frame
     keeper: States | None = None  # makes and restores those
-    # Whether frames played from now on may be left out and simulated again when shown (off
+    # Whether frames played from now on may be let go of and simulated again when shown (off
     # for a bake, which plays each frame once and keeps it: no state is kept for it).
     replays: bool = True
+    replayed: int = 0  # frames simulated again to be shown (none while the budget holds all)
+    # What the states hold: (how many were counted, the copies counted by id, their bytes);
+    # states are only added, so each is counted once (the panel asks at every redraw).
+    _states_held: tuple[int, dict, int] = field(default_factory=lambda: (0, {}, 0))
+
+    @property
+    def states_nbytes(self) -> int:
+        """Memory held by the states kept (each array counted once), in bytes."""
+        counted, known, held = self._states_held
+        if counted < len(self.states):
+            added = list(self.states.values())[counted:]
+            held += States.nbytes(added, known)
+            self._states_held = (len(self.states), known, held)
+        if self.head_state is not None:  # (made and let go of as the head is left and played on)
+            held += States.nbytes([self.head_state], dict(known))
+        return held
 
     @property
     def nbytes(self) -> int:
         """Memory held to show the frames played again: the frames and pressures kept and
         the states kept (each array counted once), in bytes."""
-        states = [*self.states.values(), *([self.head_state] if self.head_state is not None else [])]
-        return self.frames.nbytes + self.pressures.nbytes + States.nbytes(states)
+        return self.frames.nbytes + self.pressures.nbytes + self.states_nbytes
+
+    def memory(self) -> str:
+        """What the panel says of the memory the played frames hold, against the budget."""
+        held = f"Played frames hold {self.nbytes / 2**20:.0f} of {preferences.budget_bytes() / 2**20:.0f} MB"
+        dropped = self.frames.dropped()
+        return f"{held}; {dropped} simulated again when shown" if dropped else held
 
     @property
     def shows_more(self) -> bool:
@@ -381,6 +404,7 @@ def _replay(obj, simulation: Simulation, scene, target: int, depsgraph: bpy.type
     with _progress(target - first + 1) as done:
         for current in _frames_in_scene(scene, first, target):
             _step(obj, simulation, scene, current, depsgraph, replay=True)
+            simulation.replayed += 1
             done(current - first + 1)
 
 
@@ -400,7 +424,9 @@ def play_to(obj, simulation: Simulation, scene, frame: int, step, replay=None) -
     if frame < simulation.start:
         return mesh_data.rest_positions(obj)
     if frame in simulation.frames:
-        return readable(simulation, frame, replay)
+        positions = readable(simulation, frame, replay)
+        fit(simulation, frame)  # (frames simulated again are held; the budget may have changed)
+        return positions
     first = simulation.head + 1
     with _progress(frame - first + 1) as done:
         for current in _frames_in_scene(scene, first, frame):
@@ -501,7 +527,7 @@ def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.D
             last = kept_out_of_itself(obj, simulation, last, depsgraph, find, deformation)
     simulation.last, simulation.at = last, frame
     if not replay:
-        simulation.frames.keep(frame, last, LIMIT if simulation.replays else None)
+        simulation.frames.keep(frame, last)
         if frame > simulation.start:
             keep_volume.record(simulation, frame)
     if simulation.pressure is not None:  # from the solver's elastic offsets, cached as the positions
@@ -511,14 +537,33 @@ def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.D
             reading = pressure_of(surface, law, simulation.normals)
         simulation.pressure, simulation.last_pressure = law, reading
         if not replay:
-            simulation.pressures.keep(frame, reading, LIMIT if simulation.replays else None)
+            simulation.pressures.keep(frame, reading)
     if replay:
         _seed(simulation, frame)
         return
     simulation.head, simulation.head_state = frame, None
     if simulation.replays and (frame - simulation.start) % STATE_EVERY == 0:
         simulation.states[frame] = _snapshot(simulation)
+    fit(simulation, frame)
     simulation.frame_seconds = time.perf_counter() - started
+
+
+def fit(simulation: Simulation, around: int) -> None:
+    """Keep what the played frames hold within the budget (the add-on's preference), letting
+    go of frames far from frame ``around`` when it is passed (``core.budget.fit``). Not for
+    a bake nor a group of soft partners, which keep no state to simulate again from."""
+    if not simulation.replays or not simulation.states:
+        return
+    caches = [simulation.frames, *([simulation.pressures] if len(simulation.pressures) else [])]
+    large = int(LARGE * simulation.surface.vertex_count * 12)
+    besides = simulation.states_nbytes
+    budget.fit(caches, preferences.budget_bytes(), besides, around, large)
+
+
+def fit_all(scene) -> None:
+    """Each simulation kept within the budget (just changed), around the scene's frame."""
+    for simulation in _simulations.values():
+        fit(simulation, scene.frame_current if scene is not None else simulation.head)
 
 
 @contextmanager

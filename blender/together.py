@@ -104,6 +104,7 @@ def _simulations(members: list, scene) -> list:
         start = min(sim.start for sim in sims)
         for sim in sims:
             sim.start, sim.head, sim.at = start, start - 1, start - 1
+            sim.replays = False  # every frame kept, none let go of: a group keeps no state to simulate from
             sim.query.fresh_colliders = True  # its partners move between a frame's queries
         _joined[key] = sims
         _faces[key] = [Faces(*mesh_data.topology(member.data)[:2]) for member in members]

@@ -271,12 +271,15 @@ class States:
         return restored
 
     @staticmethod
-    def nbytes(states: Iterable[State]) -> int:
-        """Memory held by the arrays of ``states``, each copy counted once (along its chain)."""
-        counted: dict[int, int] = {}
+    def nbytes(states: Iterable[State], counted: dict[int, int] | None = None) -> int:
+        """Memory held by the arrays of ``states``, each copy counted once (along its chain).
+        ``counted``: the copies counted already (by id: not counted again), filled in."""
+        counted = {} if counted is None else counted
+        total = 0
         for state in states:
             for kept in state.copies:
                 while kept is not None and id(kept) not in counted:
                     counted[id(kept)] = kept.nbytes
+                    total += kept.nbytes
                     kept = kept.base
-        return sum(counted.values())
+        return total

@@ -8,16 +8,11 @@ before, with a whole copy every ``CHECKPOINT`` frames to start from (and whereve
 it moved). Reading a frame copies the whole copy before it and applies the changes after
 it; playing on from a frame just read applies one frame's changes.
 
-A cache given a ``limit`` (``keep``) does not keep a frame that changed more than that share
-of a whole copy (a frame while a collider presses, when the response moves nearly every
-vertex a little): its owner keeps the whole state of its simulation now and then and
-simulates such a frame again when it is asked for (``blender.simulation``); ``get`` says so
-by raising ``NotKept``, and the frames simulated again are handed back through ``seed``.
-The first of ``RUN`` frames kept in a row after one not kept is kept whole (a held stretch
-after a press reads without simulating; a frame or two kept between frames not kept are kept
-as changes, read by simulating the one before), and those of the last ``RECENT`` frames
-played that are not kept are held as they are until then (stepping back a few frames needs
-no simulation).
+Frames can be let go of (``drop``: what the played frames may hold is a budget, and its
+owner chooses which to let go of). Its owner keeps the whole state of its simulation now and
+then and simulates such a frame again when it is asked for (``blender.simulation``): ``get``
+says so by raising ``NotKept`` (for the frame asked for, or the one before it that it is kept
+as changes from), and the frames simulated again are handed back through ``seed``.
 """
 
 import numpy as np
@@ -26,12 +21,6 @@ from .vectors import rows_differ
 
 #: A whole copy every this many frames: reading a frame applies at most this many changes.
 CHECKPOINT = 32
-
-#: Of the last this many frames played, those not kept are held as they are.
-RECENT = 4
-
-#: The first of this many frames kept in a row after one not kept is kept whole.
-RUN = 4
 
 
 class NotKept(KeyError):
@@ -52,10 +41,7 @@ class PlayedFrames:
         self._first = 0  # the first frame kept
         self._last: tuple[int, np.ndarray] | None = None  # the last frame kept and its positions
         self._read: tuple[int, np.ndarray] | None = None  # the last frame read and its positions
-        self._recent: dict[int, np.ndarray] = {}  # those not kept of the last ``RECENT`` played
         self._seeded: dict[int, np.ndarray] = {}  # frames not kept simulated again, until ``forget_seeds``
-        # The first frame kept after one not kept, until RUN in a row are kept (or one is not).
-        self._run: tuple[int, np.ndarray] | None = None
 
     def __contains__(self, frame: int) -> bool:
         return frame in self._kept
@@ -68,20 +54,17 @@ class PlayedFrames:
         """The positions of the last frame kept (None before any)."""
         return None if self._last is None else self._last[1]
 
-    def keep(self, frame: int, positions: np.ndarray, limit: float | None = None) -> None:
+    def keep(self, frame: int, positions: np.ndarray) -> None:
         """Keep ``positions`` (n, 3) (or any (n,) per-vertex values: the pressure) as frame
         ``frame``, the one after the last kept. The array is kept by reference until the next
-        frame (read only: it is handed out as it is). ``limit``: a frame whose changes cost
-        more than this share of a whole copy is not kept (``NotKept``) once it is no longer
-        among the ``RECENT`` last."""
+        frame (read only: it is handed out as it is)."""
         if self._last is not None and frame != self._last[0] + 1:
             raise ValueError(f"frame {frame} does not follow frame {self._last[0]}")
         positions.flags.writeable = False
         if self._last is None:
             self._first = frame
         before = None if self._last is None else self._last[1]
-        after_left_out = before is not None and self._kept[frame - 1][0] is None
-        whole = before is None or ((frame - self._first) % CHECKPOINT == 0 and not after_left_out)
+        whole = before is None or (frame - self._first) % CHECKPOINT == 0
         if positions is before and not whole:
             self._kept[frame] = (np.zeros(0, dtype=np.int32), positions[:0].copy())
         elif positions is before or before is None:
@@ -90,26 +73,36 @@ class PlayedFrames:
             differ = rows_differ(positions, before) if positions.ndim == 2 else positions != before
             rows = differ.nonzero()[0].astype(np.int32)
             cost = rows.nbytes + rows.size * positions[0].nbytes
-            if limit is not None and cost > limit * positions.nbytes:  # simulated again when asked for
-                self._kept[frame] = (None, None)  # type: ignore[assignment]
-            elif whole or cost >= positions.nbytes:  # (the whole is smaller than rows and their indices)
+            if whole or cost >= positions.nbytes:  # (the whole is smaller than rows and their indices)
                 self._kept[frame] = (positions, None)
             else:
                 self._kept[frame] = (rows, positions[rows])
-        # Frames kept after one not kept are changes from it: reading them simulates it again.
-        # Once ``RUN`` follow each other (held after a press, say), the first is kept whole.
-        if self._kept[frame][0] is None:
-            self._run = None
-        elif after_left_out:
-            self._run = (frame, positions)
-        if self._run is not None and frame - self._run[0] + 1 >= RUN:
-            if self._kept[self._run[0]][1] is not None:
-                self._kept[self._run[0]] = (self._run[1], None)
-            self._run = None
         self._last = (frame, positions)
-        if self._kept[frame][0] is None:  # not kept: at hand while among the last played
-            self._recent[frame] = positions
-        self._recent.pop(frame - RECENT, None)
+
+    def drop(self, frame: int) -> None:
+        """Let go of what frame ``frame`` keeps: reading it, or a frame kept as changes after
+        it, raises ``NotKept`` until it is simulated again (``seed``)."""
+        if frame in self._kept:
+            self._kept[frame] = (None, None)  # type: ignore[assignment]
+
+    def dropped(self) -> int:
+        """How many frames were let go of."""
+        return sum(whole is None for whole, _ in self._kept.values())
+
+    def sizes(self) -> dict[int, int]:
+        """What each frame kept holds alone (what letting go of it frees), in bytes: an array
+        kept whole for several frames (a mesh holding still) is freed by none of them alone."""
+        uses: dict[int, int] = {}
+        for array in [whole for whole, _ in self._kept.values()] + list(self._seeded.values()):
+            if array is not None:
+                uses[id(array)] = uses.get(id(array), 0) + 1
+        sizes = {}
+        for frame, (whole, changes) in self._kept.items():
+            if changes is not None:
+                sizes[frame] = whole.nbytes + changes.nbytes
+            elif whole is not None:
+                sizes[frame] = whole.nbytes if uses[id(whole)] == 1 else 0
+        return sizes
 
     def get(self, frame: int) -> np.ndarray:
         """The positions of frame ``frame`` (read only), exactly as kept."""
@@ -119,8 +112,6 @@ class PlayedFrames:
             return self._last[1]
         if self._read is not None and self._read[0] == frame:
             return self._read[1]
-        if frame in self._recent:
-            return self._recent[frame]
         if frame in self._seeded:
             return self._seeded[frame]
         whole, changes = self._kept[frame]
@@ -128,9 +119,9 @@ class PlayedFrames:
             raise NotKept(frame)
         if changes is None:  # kept whole
             return whole
-        # Back to a frame at hand: the one last read (playing on), one not kept but held, or
-        # one kept whole (a checkpoint at most).
-        hand = {**self._seeded, **self._recent}
+        # Back to a frame at hand: the one last read (playing on), one simulated again, or one
+        # kept whole (a checkpoint at most).
+        hand = dict(self._seeded)
         if self._read is not None and self._read[0] < frame:
             hand[self._read[0]] = self._read[1]
         start = frame
@@ -167,6 +158,5 @@ class PlayedFrames:
         several frames counts once: a checkpoint while nothing moves keeps the last frame's
         positions by reference, no copy."""
         arrays = {id(array): array for kept in self._kept.values() for array in kept if array is not None}
-        held = [*self._recent.values(), *self._seeded.values(), *([self._run[1]] if self._run else [])]
-        arrays.update((id(array), array) for array in held)
+        arrays.update((id(array), array) for array in self._seeded.values())
         return sum(array.nbytes for array in arrays.values())
