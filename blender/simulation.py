@@ -142,7 +142,7 @@ class Simulation:
         """What the panel says of the memory the played frames hold, against the budget."""
         held = f"Played frames hold {self.nbytes / 2**20:.0f} of {preferences.budget_bytes() / 2**20:.0f} MB"
         dropped = self.frames.dropped()
-        return f"{held}; {dropped} simulated again when shown" if dropped else held
+        return f"{held}; {dropped} frames simulated again when shown" if dropped else held
 
     @property
     def shows_more(self) -> bool:
