@@ -383,7 +383,19 @@ def _restore(simulation: Simulation, state: State) -> None:
         surface.with_solutions(value[-1])
         return {"solved": surface.solved_positions()}
 
-    restored = _keeper(simulation).restore(state, solved)
+    # The live state is let go of first: it is one simulated again, or the head's, kept
+    # already (``_replay``); at a million vertices it holds a few hundred MB that would
+    # otherwise add to the process's peak while the copy is made.
+    for name in STATE:
+        if name != "at":
+            setattr(simulation, name, None)
+    try:
+        restored = _keeper(simulation).restore(state, solved)
+    except BaseException:  # (never expected) it restarts rather than step from nothing
+        for key, found in list(_simulations.items()):
+            if found is simulation:
+                del _simulations[key]
+        raise
     for name, value in zip(STATE, restored[:-1], strict=True):
         setattr(simulation, name, value)
 
