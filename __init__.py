@@ -5,9 +5,9 @@ each registering its own classes. Modules register in order and unregister in re
 """
 
 from . import operators, panels
-from .blender import handlers, presets, properties, timeline
+from .blender import handlers, preferences, presets, properties, timeline
 
-_modules = (properties, operators, presets, panels, handlers, timeline)
+_modules = (preferences, properties, operators, presets, panels, handlers, timeline)
 
 
 def register() -> None:

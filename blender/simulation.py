@@ -6,9 +6,15 @@ forward: the solver's state is kept at the last simulated frame (the head), and 
 positions of every frame played are cached, so scrubbing back shows cached frames, and a
 frame past the head is reached by simulating forward from it. The shape at a frame is
 therefore the same whatever path of scrubbing led there. The frames are kept as the rows
-that changed (``core.played``): memory grows with what moves, not with the mesh. Any
-change of a setting, a collider or the mesh drops the simulation; the next frame restarts
-it at the start frame.
+that changed (``core.played``): memory grows with what moves, not with the mesh. While a
+collider presses, the response moves nearly every vertex a little and a frame costs a whole
+copy, so what the played frames hold is kept within a budget (the add-on's preference,
+``blender.preferences``): the whole state of the simulation is kept every ``STATE_EVERY``
+frames (``core.checkpoints``, only what changed since the last), and past the budget frames
+are let go of (``core.budget``: those holding much, furthest from the frame shown) and
+simulated again from the nearest state before them when shown (the step is deterministic:
+the same bits). Any change of a setting, a collider or the mesh drops the simulation; the
+next frame restarts it at the start frame.
 """
 
 import time
@@ -18,16 +24,20 @@ from dataclasses import dataclass, field
 import bpy
 import numpy as np
 
-from ..core import HierarchyCache, Surface, VertexNormals
+from ..core import HierarchyCache, Surface, VertexNormals, budget
+from ..core.checkpoints import State, States
 from ..core.folds import FoldGuard
 from ..core.frame import advance, shown
+from ..core.grid import GridHierarchy
+from ..core.mesh import MeshHierarchy
 from ..core.overshoot import Overshoot
-from ..core.played import PlayedFrames
+from ..core.played import NotKept, PlayedFrames
 from ..core.pressure import PressureSettings
 from ..core.pressure import pressure as pressure_of
+from ..core.self_contact import Faces
 from ..core.vectors import nonzero_rows
 from ..core.volume import Shortfall, Volume
-from . import animated, curves, guard, mesh_data, posed, pressure, structure, together
+from . import animated, curves, guard, mesh_data, posed, preferences, pressure, structure, together
 from . import volume as keep_volume
 from .collision import CollisionQuery
 from .self_contact import SelfContact
@@ -37,6 +47,30 @@ LARGE_MESH = 500_000
 
 #: A jump that simulates more frames than this shows its progress (the cursor's counter).
 PROGRESS_FRAMES = 10
+
+#: Past the budget, played frames holding more than this share of a whole copy of the
+#: positions are let go of first (``core.budget.fit``).
+LARGE = 0.05
+
+#: The simulation's whole state is kept every this many frames from the start: showing a
+#: frame not kept simulates at most this many frames less one.
+STATE_EVERY = 8
+
+#: What a step reads and changes of a ``Simulation``: what a kept state holds.
+STATE = (
+    "surface",
+    "query",
+    "folds",
+    "overshoot",
+    "volume",
+    "self_contact",
+    "last",
+    "unkept",
+    "last_pressure",
+    "pressure",
+    "messages",
+    "at",
+)
 
 _hierarchies = HierarchyCache()
 # By the object's session id: renaming an object keeps its simulation (by name, a renamed
@@ -70,8 +104,45 @@ class Simulation:
     volume_kept: dict[int, float] = field(default_factory=dict)  # each short frame's share given back
     self_contact: SelfContact | None = None  # when the mesh is kept out of itself
     # The positions the last frame showed before the moves out of the mesh itself (with them,
-    # ``frames.last``): what an idle frame shows again, moved out of itself again.
+    # ``last``): what an idle frame shows again, moved out of itself again.
     unkept: np.ndarray | None = None
+    last: np.ndarray | None = None  # what the frame the solver's state is at showed (``at``)
+    last_pressure: np.ndarray | None = None  # and its pressure
+    at: int = 0  # the frame the solver's state is at: the head, or one simulated again
+    states: dict[int, State] = field(default_factory=dict)  # the whole state every STATE_EVERY frames
+    head_state: State | None = None  # the head's, while the solver's state is at another frame
+    keeper: States | None = None  # makes and restores those
+    # Whether frames played from now on may be let go of and simulated again when shown (off
+    # for a bake, which plays each frame once and keeps it: no state is kept for it).
+    replays: bool = True
+    replayed: int = 0  # frames simulated again to be shown (none while the budget holds all)
+    # What the states hold: (how many were counted, the copies counted by id, their bytes);
+    # states are only added, so each is counted once (the panel asks at every redraw).
+    _states_held: tuple[int, dict, int] = field(default_factory=lambda: (0, {}, 0))
+
+    @property
+    def states_nbytes(self) -> int:
+        """Memory held by the states kept (each array counted once), in bytes."""
+        counted, known, held = self._states_held
+        if counted < len(self.states):
+            added = list(self.states.values())[counted:]
+            held += States.nbytes(added, known)
+            self._states_held = (len(self.states), known, held)
+        if self.head_state is not None:  # (made and let go of as the head is left and played on)
+            held += States.nbytes([self.head_state], dict(known))
+        return held
+
+    @property
+    def nbytes(self) -> int:
+        """Memory held to show the frames played again: the frames and pressures kept and
+        the states kept (each array counted once), in bytes."""
+        return self.frames.nbytes + self.pressures.nbytes + self.states_nbytes
+
+    def memory(self) -> str:
+        """What the panel says of the memory the played frames hold, against the budget."""
+        held = f"Played frames hold {self.nbytes / 2**20:.0f} of {preferences.budget_bytes() / 2**20:.0f} MB"
+        dropped = self.frames.dropped()
+        return f"{held}; {dropped} frames simulated again when shown" if dropped else held
 
     @property
     def shows_more(self) -> bool:
@@ -210,7 +281,7 @@ def _build(obj, scene) -> Simulation:
     query = CollisionQuery(scene, obj.name, vertex_normals, size / 2)
     folds = FoldGuard(rest, *topology[:2], normals)
     simulation = Simulation(
-        obj.name, surface, query, fingerprint(obj, level_count), start, start - 1, rest, normals, folds
+        obj.name, surface, query, fingerprint(obj, level_count), start, start - 1, rest, normals, folds, at=start - 1
     )
     period, ratio = coefficients.overshoot_period, coefficients.damping_ratio
     if period is not None and ratio is not None and Overshoot.wanted(ratio):
@@ -258,17 +329,116 @@ def positions_at(obj, scene, frame: int, depsgraph: bpy.types.Depsgraph) -> np.n
     if together.partners(obj):  # soft against other responding meshes: stepped with them
         return together.positions_at(obj, scene, frame, depsgraph)
     simulation = built(obj, scene)
-    return play_to(obj, simulation, scene, frame, lambda current: _step(obj, simulation, scene, current, depsgraph))
+    return play_to(
+        obj,
+        simulation,
+        scene,
+        frame,
+        lambda current: _step(obj, simulation, scene, current, depsgraph),
+        lambda target: _replay(obj, simulation, scene, target, depsgraph),
+    )
 
 
-def play_to(obj, simulation: Simulation, scene, frame: int, step) -> np.ndarray:
+def readable(simulation: Simulation, frame: int, replay=None) -> np.ndarray:
+    """The positions of played frame ``frame``; a frame not kept (or its pressure) simulated
+    again first by ``replay(f)``."""
+    for cache in (simulation.pressures, simulation.frames):
+        if frame not in cache:
+            continue
+        try:
+            cache.get(frame)
+        except NotKept as missing:
+            if replay is None:
+                raise
+            replay(missing.frame)
+    return simulation.frames.get(frame)
+
+
+def _shared(value) -> bool:
+    """What a kept state holds by reference: Blender's data, and what never changes once made."""
+    shared = (MeshHierarchy, GridHierarchy, FoldGuard, VertexNormals, Faces, bpy.types.bpy_struct)
+    return isinstance(value, shared) or type(value).__module__.startswith(("bpy", "_bpy", "mathutils.bvhtree"))
+
+
+def _keeper(simulation: Simulation) -> States:
+    if simulation.keeper is None:
+        simulation.keeper = States(_shared)
+    return simulation.keeper
+
+
+def _snapshot(simulation: Simulation) -> State:
+    """The simulation's whole state: what a step reads and changes (``STATE``); the arrays
+    holding the solver's positions are made again from its finest level on restoring."""
+    surface = simulation.surface
+    solved = {"solved": surface.solved_positions()}
+    with surface.solutions_apart() as patches:
+        return _keeper(simulation).snapshot((*(getattr(simulation, name) for name in STATE), patches), solved)
+
+
+def _restore(simulation: Simulation, state: State) -> None:
+    """Bring the simulation back to ``state`` (a fresh copy of it: the state stays as kept)."""
+
+    def solved(value: tuple) -> dict[str, np.ndarray]:
+        surface = value[STATE.index("surface")]
+        surface.with_solutions(value[-1])
+        return {"solved": surface.solved_positions()}
+
+    # The live state is let go of first: it is one simulated again, or the head's, kept
+    # already (``_replay``); at a million vertices it holds a few hundred MB that would
+    # otherwise add to the process's peak while the copy is made.
+    for name in STATE:
+        if name != "at":
+            setattr(simulation, name, None)
+    try:
+        restored = _keeper(simulation).restore(state, solved)
+    except BaseException:  # (never expected) it restarts rather than step from nothing
+        for key, found in list(_simulations.items()):
+            if found is simulation:
+                del _simulations[key]
+        raise
+    for name, value in zip(STATE, restored[:-1], strict=True):
+        setattr(simulation, name, value)
+
+
+def _replay(obj, simulation: Simulation, scene, target: int, depsgraph: bpy.types.Depsgraph) -> None:
+    """Simulate played frame ``target`` again (one not kept), from the solver's state when it
+    is at a frame between the kept state before ``target`` and it, else from that state; the
+    head's state is kept first, to go on playing from."""
+    if simulation.at == simulation.head and simulation.head_state is None:
+        simulation.head_state = _snapshot(simulation)
+    base = max(frame for frame in simulation.states if frame <= target)
+    if not base <= simulation.at <= target:
+        _restore(simulation, simulation.states[base])
+        simulation.frames.forget_seeds()  # (those simulated again: at most STATE_EVERY of them)
+        simulation.pressures.forget_seeds()
+    _seed(simulation, simulation.at)
+    first = simulation.at + 1
+    with _progress(target - first + 1) as done:
+        for current in _frames_in_scene(scene, first, target):
+            _step(obj, simulation, scene, current, depsgraph, replay=True)
+            simulation.replayed += 1
+            done(current - first + 1)
+
+
+def _seed(simulation: Simulation, frame: int) -> None:
+    """Hand the frame the solver's state is at to the caches, to read from."""
+    if simulation.last is not None:
+        simulation.frames.seed(frame, simulation.last)
+    if simulation.last_pressure is not None and frame in simulation.pressures:
+        simulation.pressures.seed(frame, simulation.last_pressure)
+
+
+def play_to(obj, simulation: Simulation, scene, frame: int, step, replay=None) -> np.ndarray:
     """``obj``'s response at ``frame`` from ``simulation``: the rest shape before its start, a
-    played frame as kept, else ``step(f)`` for every frame from the head to ``frame`` (with
-    Blender's progress when there are many; a group of soft partners steps them all)."""
+    played frame as kept (``replay(f)`` simulates again a frame ``f`` not kept), else
+    ``step(f)`` for every frame from the head to ``frame`` (with Blender's progress when there
+    are many; a group of soft partners steps them all)."""
     if frame < simulation.start:
         return mesh_data.rest_positions(obj)
     if frame in simulation.frames:
-        return simulation.frames.get(frame)
+        positions = readable(simulation, frame, replay)
+        fit(simulation, frame)  # (frames simulated again are held; the budget may have changed)
+        return positions
     first = simulation.head + 1
     with _progress(frame - first + 1) as done:
         for current in _frames_in_scene(scene, first, frame):
@@ -324,10 +494,15 @@ def _frames_in_scene(scene, first: int, last: int):
         scene.frame_set(original)
 
 
-def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.Depsgraph) -> None:
+def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.Depsgraph, replay: bool = False) -> None:
     """Simulate ``frame`` (the scene is at it): one frame of ``core.frame.advance``, asking
-    the colliders about the surface as they see it (posed, for a rigged mesh)."""
+    the colliders about the surface as they see it (posed, for a rigged mesh). ``replay``: a
+    played frame simulated again (``_replay``), handed to the caches to read, not kept again;
+    else the frame after the head (the solver's state brought back to the head first)."""
     started = time.perf_counter()
+    if not replay and simulation.at != simulation.head:
+        assert simulation.head_state is not None
+        _restore(simulation, simulation.head_state)
     surface = simulation.surface
     animated.read_per_frame(obj.collision_response, surface.settings)  # keyframed, they change
     if simulation.volume is not None:
@@ -355,25 +530,52 @@ def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.D
             moved = False
         # An idle step leaves the positions the last frame had (the same bits: no copy, no write).
         itself = simulation.self_contact
-        last = simulation.frames.last if itself is None else simulation.unkept
+        last = simulation.last if itself is None else simulation.unkept
         if moved or last is None:
             more = shown(surface, simulation.overshoot, simulation.volume)
             last = surface.positions if more is None or not moved else more
         if itself is not None:  # what it shows, kept out of itself: made afresh from it (a pose changes)
             simulation.unkept = last
             last = kept_out_of_itself(obj, simulation, last, depsgraph, find, deformation)
-    simulation.frames.keep(frame, last)
-    if frame > simulation.start:
-        keep_volume.record(simulation, frame)
+    simulation.last, simulation.at = last, frame
+    if not replay:
+        simulation.frames.keep(frame, last)
+        if frame > simulation.start:
+            keep_volume.record(simulation, frame)
     if simulation.pressure is not None:  # from the solver's elastic offsets, cached as the positions
         law = animated.pressure_settings(obj.collision_response)  # (keyframed, it changes)
-        reading = simulation.pressures.last  # an idle frame with the same law keeps the last one
+        reading = simulation.last_pressure  # an idle frame with the same law keeps the last one
         if moved or reading is None or law != simulation.pressure:
             reading = pressure_of(surface, law, simulation.normals)
-        simulation.pressure = law
-        simulation.pressures.keep(frame, reading)
-    simulation.head = frame
+        simulation.pressure, simulation.last_pressure = law, reading
+        if not replay:
+            simulation.pressures.keep(frame, reading)
+    if replay:
+        _seed(simulation, frame)
+        return
+    simulation.head, simulation.head_state = frame, None
+    if simulation.replays and (frame - simulation.start) % STATE_EVERY == 0:
+        simulation.states[frame] = _snapshot(simulation)
+    fit(simulation, frame)
     simulation.frame_seconds = time.perf_counter() - started
+
+
+def fit(simulation: Simulation, around: int) -> None:
+    """Keep what the played frames hold within the budget (the add-on's preference), letting
+    go of frames far from frame ``around`` when it is passed (``core.budget.fit``). Not for
+    a bake nor a group of soft partners, which keep no state to simulate again from."""
+    if not simulation.replays or not simulation.states:
+        return
+    caches = [simulation.frames, *([simulation.pressures] if len(simulation.pressures) else [])]
+    large = int(LARGE * simulation.surface.vertex_count * 12)
+    besides = simulation.states_nbytes
+    budget.fit(caches, preferences.budget_bytes(), besides, around, large)
+
+
+def fit_all(scene) -> None:
+    """Each simulation kept within the budget (just changed), around the scene's frame."""
+    for simulation in _simulations.values():
+        fit(simulation, scene.frame_current if scene is not None else simulation.head)
 
 
 @contextmanager
@@ -430,7 +632,7 @@ def finder(obj, simulation: Simulation, scene, depsgraph, weigh=None, held: pose
             return contact.displacement, contact.touching
         if among is None:  # the state the key holds already, when it does: no write
             # (With overshoot or volume the key shows more than the solver's state: written again.)
-            last = simulation.frames.last
+            last = simulation.last
             positions = positions if last is None or simulation.shows_more else last
             seen = _posed(obj, simulation, positions, depsgraph)
             first[:] = [(positions, seen)]

@@ -103,7 +103,8 @@ def _simulations(members: list, scene) -> list:
         sims = [simulation.built(member, scene) for member in members]
         start = min(sim.start for sim in sims)
         for sim in sims:
-            sim.start, sim.head = start, start - 1
+            sim.start, sim.head, sim.at = start, start - 1, start - 1
+            sim.replays = False  # every frame kept, none let go of: a group keeps no state to simulate from
             sim.query.fresh_colliders = True  # its partners move between a frame's queries
         _joined[key] = sims
         _faces[key] = [Faces(*mesh_data.topology(member.data)[:2]) for member in members]
@@ -184,9 +185,10 @@ def _step(members: list, sims: list, scene, frame: int, depsgraph) -> None:
         ]
     seconds = time.perf_counter() - started
     for member, sim, positions in zip(members, sims, shown, strict=True):
-        sim.frames.keep(frame, positions)
+        sim.frames.keep(frame, positions)  # every frame kept: a group is not simulated again
+        sim.last = positions
         if sim.pressure is not None:  # (secondary motion is not followed in a group)
             sim.pressures.keep(frame, pressure_of(sim.surface, sim.pressure, sim.normals))
-        sim.head = frame
+        sim.head = sim.at = frame
         sim.frame_seconds = seconds
         mesh_data.write_shape_key(member, sim.frames.get(frame))  # shown: the next frame asks from here

@@ -6,6 +6,8 @@ the parent's frames, takes its share of the displacement (absorption, clamped to
 coarser levels left undone, damped in time), yields, and the finest level absorbs the rest.
 """
 
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import numpy as np
@@ -63,6 +65,9 @@ class Surface:
     settings : LevelSettings, optional
         Per-level coefficients; ``LevelSettings.uniform`` defaults when omitted.
     """
+
+    _positions: np.ndarray  # the finest level's solution in the mesh's order, (n, 3)
+    _stale: list[np.ndarray]  # each level's vertices pushed at the last step
 
     def __init__(self, hierarchy: Hierarchy, rest_positions: np.ndarray, settings: LevelSettings | None = None):
         rest = np.asanyarray(rest_positions, dtype=np.float64)
@@ -122,6 +127,86 @@ class Surface:
     def positions(self) -> np.ndarray:
         """Current positions of the mesh's vertices, (n, 3) float32 (a copy)."""
         return self._positions.copy()
+
+    def solved_positions(self) -> np.ndarray:
+        """The mesh's positions made afresh from the finest level's solution: the bits of
+        ``positions`` (which a step keeps up to date row by row), a new array."""
+        finest = self._levels[-1].solution
+        positions = np.empty((self.vertex_count, 3), dtype=DTYPE)
+        for axis in range(3):
+            positions[:, axis] = finest[axis] if self._rank is None else finest[axis].take(self._rank)
+        return positions
+
+    def _composed(self, level: int) -> np.ndarray:
+        """Level ``level``'s positions placed whole from its parent's solution and its offsets,
+        as a step places a whole level (before its response moves the vertices in contact)."""
+        lv = self._levels[level]
+        if level == 0:
+            return lv.rest + lv.offsets
+        coarse = self._levels[level - 1].solution
+        parent, frames = self.hierarchy.prolong_with_frames(level, coarse, self.settings.prolongation)
+        placed = _place_in_frames(frames, parent, lv.reference)
+        placed += lv.offsets
+        return placed
+
+    @staticmethod
+    def _patch(array: np.ndarray, made: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The columns (vertices) of (3, n) ``array`` whose bits differ from ``made``, and
+        their values."""
+        rows = np.flatnonzero((array.view(np.uint32) != made.view(np.uint32)).any(axis=0)).astype(np.int32)
+        return rows, np.ascontiguousarray(array[:, rows])
+
+    @contextmanager
+    def solutions_apart(self) -> Iterator[dict]:
+        """What a copy of the state keeps instead of the arrays it can make again: each
+        level's solution as what differs from it placed whole (``_composed``; most vertices
+        are where their parent and offsets place them, those the response moved last aside),
+        its offsets as what differs from the elastic plus the plastic ones, the vertices each
+        level pushed last as a mask. While the context lasts, the surface is without them
+        (None), and without the positions where they are the finest level's; ``with_solutions``
+        makes them all again, bit for bit."""
+        apart: dict = {"solutions": [], "offsets": [], "stale": []}
+        for j, lv in enumerate(self._levels):
+            apart["solutions"].append(self._patch(lv.solution, self._composed(j)))
+            apart["offsets"].append(self._patch(lv.offsets, lv.plastic + lv.elastic))
+            pushed = self._stale[j]
+            ordered = pushed.dtype == np.int64 and bool((np.diff(pushed) > 0).all())
+            mask = np.zeros(lv.rest.shape[1], dtype=bool)
+            mask[pushed] = True
+            apart["stale"].append(np.packbits(mask) if ordered else pushed)
+        held = [(lv.solution, lv.offsets) for lv in self._levels]
+        stale, positions = self._stale, self._positions
+        solved = self.solved_positions()
+        derived = np.array_equal(solved.view(np.uint32), positions.view(np.uint32))
+        try:
+            for lv in self._levels:
+                lv.solution = lv.offsets = None  # type: ignore[assignment]
+            self._stale = None  # type: ignore[assignment]
+            if derived:
+                self._positions = None  # type: ignore[assignment]
+            yield apart
+        finally:
+            for lv, (solution, offsets) in zip(self._levels, held, strict=True):
+                lv.solution, lv.offsets = solution, offsets
+            self._stale, self._positions = stale, positions
+
+    def with_solutions(self, apart: dict) -> None:
+        """Make again what ``solutions_apart`` kept apart, coarse to fine."""
+        self._stale = []
+        for j, lv in enumerate(self._levels):
+            rows, values = apart["offsets"][j]
+            lv.offsets = lv.plastic + lv.elastic
+            lv.offsets[:, rows] = values
+            rows, values = apart["solutions"][j]
+            placed = self._composed(j)
+            placed[:, rows] = values
+            lv.solution = placed
+            pushed = apart["stale"][j]
+            if pushed.dtype == np.uint8:  # a mask
+                pushed = np.flatnonzero(np.unpackbits(pushed, count=lv.rest.shape[1])).astype(np.int64)
+            self._stale.append(pushed)
+        if self._positions is None:
+            self._positions = self.solved_positions()
 
     def level_positions(self, level: int) -> np.ndarray:
         """Current positions of the vertices of one level, (n_j, 3) (a copy), in the level's

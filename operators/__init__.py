@@ -202,6 +202,9 @@ class OBJECT_OT_collision_response_bake(BakeOptions, bpy.types.Operator):
 
     def _bake_frame(self, context) -> str | None:
         """Bake one frame; a message when the object cannot respond there."""
+        playing = simulation.get(self.obj)
+        if playing is not None:  # each frame is played once and kept by the bake: none left out
+            playing.replays = False
         self.scene.frame_set(self.frame)  # the handler simulates and shows this frame
         depsgraph = context.evaluated_depsgraph_get()
         try:

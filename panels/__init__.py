@@ -76,6 +76,8 @@ class VIEW3D_PT_collision_response(SidebarPanel):
             layout.label(text=message, icon="ERROR")
         if state is not None:
             layout.label(text=state.status(), icon="TIME")
+            if state.head >= state.start:  # (the budget: Preferences > Add-ons > Collision Response)
+                layout.label(text=state.memory(), icon="MEMORY")
         if not simulation.colliders(obj) and not settings.self_contact:
             layout.label(text="No colliders: add some below", icon="ERROR")
 

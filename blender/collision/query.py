@@ -76,6 +76,10 @@ class CollisionQuery:
     asked about.
     """
 
+    #: Made afresh by every frame's first query before any query reads it: a kept state of
+    #: the simulation leaves it out (``core.checkpoints``).
+    TRANSIENT = ("_broad",)
+
     def __init__(
         self, scene: bpy.types.Scene, owner: str = "", normals: "VertexNormals | None" = None, size: float | None = None
     ):

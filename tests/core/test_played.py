@@ -4,7 +4,8 @@ with what moves (issue 17: a whole copy a frame was 1.7 GB after 150 frames at 1
 import numpy as np
 import pytest
 
-from core.played import CHECKPOINT, PlayedFrames
+from core.budget import NEAR, fit
+from core.played import CHECKPOINT, NotKept, PlayedFrames
 
 
 def played(seed: int, frames: int, count: int = 5000):
@@ -74,3 +75,83 @@ def test_kept_positions_are_read_only_and_frames_follow_each_other():
         frames.get(1)[0, 0] = 1.0
     with pytest.raises(ValueError, match="does not follow"):
         frames.keep(3, np.zeros((4, 3), dtype=np.float32))
+
+
+def read_simulating_again(frames: PlayedFrames, shot: list, frame: int, replayed: list) -> np.ndarray:
+    """Frame ``frame`` read back, a frame let go of simulated again (seeded) when asked."""
+    try:
+        return frames.get(frame)
+    except NotKept as missing:
+        assert missing.frame <= frame
+        replayed.append(missing.frame)
+        frames.seed(missing.frame, shot[missing.frame].copy())
+        return frames.get(frame)
+
+
+def test_frames_let_go_of_are_read_once_simulated_again():
+    """Frames dropped anywhere (whole copies, changes, the last): reading one, or a frame kept
+    as changes after it, says which to simulate again; seeded, it reads back, and so do the
+    frames after it."""
+    shot = played(11, 80)
+    frames = PlayedFrames()
+    for frame, positions in enumerate(shot):
+        frames.keep(frame, positions)
+    before = frames.nbytes
+    dropped = [int(f) for f in np.random.default_rng(3).choice(len(shot), 30, replace=False)]
+    for frame in [*dropped, 0, CHECKPOINT, len(shot) - 1]:
+        frames.drop(frame)
+    assert frames.dropped() == len({*dropped, 0, CHECKPOINT, len(shot) - 1})
+    assert frames.nbytes < before
+    replayed: list[int] = []
+    for frame in rng_frames(len(shot)) + list(range(len(shot))):
+        np.testing.assert_array_equal(read_simulating_again(frames, shot, frame, replayed), shot[frame])
+    assert replayed and set(replayed) <= {*dropped, 0, CHECKPOINT}
+    frames.forget_seeds()
+    with pytest.raises(NotKept):
+        frames.get(CHECKPOINT)
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_past_the_budget_frames_far_from_the_one_shown_are_let_go_of_first(seed):
+    """Under the budget nothing is let go of; past it, frames holding much go first, the
+    furthest from the frame shown first, none near it, and the rest fits; what is left
+    reads back exactly (frames let go of simulated again), positions and pressure alike."""
+    shot = played(seed, 100)
+    pressure = [np.ascontiguousarray(p[:, 0]) for p in shot]
+    frames, pressures = PlayedFrames(), PlayedFrames()
+    for frame, (positions, reading) in enumerate(zip(shot, pressure, strict=True)):
+        frames.keep(frame, positions)
+        pressures.keep(frame, reading)
+    held = frames.nbytes + pressures.nbytes
+    whole = shot[0].nbytes
+    assert fit([frames, pressures], held + 1000, 1000, 50, whole // 20) == []
+    around = int(np.random.default_rng(seed).integers(0, 100))
+    sizes = {f: frames.sizes()[f] + pressures.sizes()[f] for f in range(100)}
+    dropped = fit([frames, pressures], held // 3, 1000, around, whole // 20)
+    assert dropped and frames.nbytes + pressures.nbytes + 1000 <= held // 3
+    assert all(abs(f - around) > NEAR for f in dropped)
+    large = [f for f in dropped if sizes[f] > whole // 20]
+    assert dropped[: len(large)] == large  # those holding much first
+    distances = [abs(f - around) for f in large]
+    assert distances == sorted(distances, reverse=True)
+    kept_large = [f for f in range(100) if f not in dropped and sizes[f] > whole // 20 and abs(f - around) > NEAR]
+    assert not kept_large or min(distances) >= max(abs(f - around) for f in kept_large)
+    for cache, values in ((frames, shot), (pressures, pressure)):
+        replayed: list[int] = []
+        for frame in rng_frames(100):
+            np.testing.assert_array_equal(read_simulating_again(cache, values, frame, replayed), values[frame])
+        assert set(replayed) <= set(dropped)
+
+
+def test_nothing_near_the_frame_shown_is_let_go_of_even_past_the_budget():
+    shot = played(5, 40)
+    frames = PlayedFrames()
+    for frame, positions in enumerate(shot):
+        frames.keep(frame, positions)
+    dropped = fit([frames], 0, 0, 20, 0)
+    assert set(range(20 - NEAR, 20 + NEAR + 1)).isdisjoint(dropped)
+    assert all(frames.sizes()[f] == 0 for f in range(40) if f not in dropped and abs(f - 20) > NEAR)
+
+
+def rng_frames(count: int) -> list[int]:
+    return [int(f) for f in np.random.default_rng(4).integers(0, count, 60)]
