@@ -147,8 +147,8 @@ class Contacts:
         #: By open collider name, while it is near: True where the mesh came to it from
         #: behind its faces, so its solid side is in front of them (``_came_from_behind``).
         self.flipped: dict[str, bool] = {}
-        #: Closed colliders the whole mesh was inside when they met (a ball in a 10 m box):
-        #: no way out of one is the mesh's, so it pushes none while near (``_enclosing``).
+        #: Wide closed colliders the mesh started wholly inside (a ball in a 10 m box): no way
+        #: out of one is the mesh's, so it pushes none while near (``_enclosing``).
         self.enclosing: set[str] = set()
         #: Colliders with vertices near their centre whose normals point all round (no press
         #: axis): inside a closed mesh, say (``_aim_by_faces``).
