@@ -15,8 +15,11 @@ along its thin axis 15 to 30 cm (of about a metre) into the mesh's furthest poin
 slide 5 to 15 cm along its face, and leave; random presets and friction. Every frame, on
 the evaluated mesh: nothing inside the box beyond 1e-3 of the mesh's size, and no vertex
 further from its rest than the press and friction's drag allow (its depth times one and the
-friction, with a quarter to spare for the spread) plus the preset's standoff and bulge. 9 of
-16 failed before (0.8 to 1.4 m, against 0.3 to 0.5 allowed).
+friction, with a quarter to spare for the spread) plus the preset's standoff and bulge. 14 of
+24 failed before (0.8 to 1.4 m, against 0.3 to 0.5 allowed). The same with a ball 0.4 to 0.75
+times the mesh's width pressed from any direction (12 cases): two throw vertices 1.0-1.2 m
+(expected failures, README's Known failures: the ball's side is judged from normals facing
+away from it, or it has no axis and pushes along the vertices' own normals, through itself).
 """
 
 import bpy
@@ -31,14 +34,27 @@ from primitives import responding
 LAST = 30
 
 
+def inside_ball(ball, radius: float, points: np.ndarray) -> np.ndarray:
+    """How far each world point is inside a UV sphere of ``radius``: inside its faces (its
+    vertices on the sphere, its flat faces up to 1 % of the radius within it)."""
+    return np.maximum(0.99 * radius - np.linalg.norm(points - np.array(ball.matrix_world)[:3, 3], axis=1), 0.0)
+
+
 @pytest.fixture(autouse=True)
 def empty(addon):
     yield
     bpy.ops.wm.read_homefile(use_empty=True)
 
 
-@pytest.mark.parametrize("seed", range(24))
-def test_a_box_pressed_deep_and_sliding_moves_the_mesh_no_further_than_it_pushes(seed):
+#: A big ball that still throws vertices (README's Known failures): run, expected to fail.
+BALL_THROWS = pytest.mark.xfail(strict=True, reason="a big ball on a monkey: vertices thrown 0.7-1.2 m")
+CASES = [(seed, "box") for seed in range(24)] + [
+    pytest.param(seed, "ball", marks=BALL_THROWS if seed in (6, 10) else ()) for seed in range(12)
+]
+
+
+@pytest.mark.parametrize("seed, collider", CASES)
+def test_a_collider_pressed_deep_and_sliding_moves_the_mesh_no_further_than_it_pushes(seed, collider):
     rng = np.random.default_rng(seed)
     bpy.ops.wm.read_homefile(use_empty=True)
     scene = bpy.context.scene
@@ -47,12 +63,19 @@ def test_a_box_pressed_deep_and_sliding_moves_the_mesh_no_further_than_it_pushes
     rest = np.array([v.co for v in obj.data.vertices])
     size = float(np.linalg.norm(np.ptp(rest, axis=0)))
     width = float(np.ptp(rest, axis=0).max())
-    bpy.ops.mesh.primitive_cube_add(size=1.0, rotation=tuple(rng.uniform(-0.4, 0.4, 3)))
-    box = bpy.context.active_object
-    box.scale = (*(width * rng.uniform(0.8, 1.4, 2)), width * rng.uniform(0.5, 0.8))
-    bpy.context.view_layer.update()
-    out = -np.array(box.matrix_world)[:3, 2] / np.linalg.norm(np.array(box.matrix_world)[:3, 2])
-    half = box.dimensions[2] / 2
+    if collider == "box":
+        bpy.ops.mesh.primitive_cube_add(size=1.0, rotation=tuple(rng.uniform(-0.4, 0.4, 3)))
+        box = bpy.context.active_object
+        box.scale = (*(width * rng.uniform(0.8, 1.4, 2)), width * rng.uniform(0.5, 0.8))
+        bpy.context.view_layer.update()
+        out = -np.array(box.matrix_world)[:3, 2] / np.linalg.norm(np.array(box.matrix_world)[:3, 2])
+        half = box.dimensions[2] / 2
+    else:  # a ball 0.4-0.75 times the mesh's width, from any direction
+        out = rng.normal(size=3)
+        out /= np.linalg.norm(out)
+        half = rng.uniform(0.4, 0.75) * width
+        bpy.ops.mesh.primitive_uv_sphere_add(radius=half, segments=32, ring_count=16)
+        box = bpy.context.active_object
     furthest = rest[np.argmax(rest @ out)]  # the mesh's furthest point toward the box: pressed there
     depth = rng.uniform(0.15, 0.3)
     away = furthest + out * (half + 0.2)
@@ -72,8 +95,8 @@ def test_a_box_pressed_deep_and_sliding_moves_the_mesh_no_further_than_it_pushes
     for frame in range(1, LAST + 1):
         scene.frame_set(frame)
         world = evaluated(obj)
-        inside = inside_depth(box, world).max()
-        assert inside <= 1e-3 * size, f"frame {frame}: a vertex {inside:.4f} inside the box"
+        inside = (inside_depth(box, world) if collider == "box" else inside_ball(box, half, world)).max()
+        assert inside <= 1e-3 * size, f"frame {frame}: a vertex {inside:.4f} inside the {collider}"
         moved = np.linalg.norm(world - rest, axis=1).max()
         assert moved <= allowed, f"frame {frame}: a vertex moved {moved:.3f} (allowed {allowed:.3f}, depth {depth:.3f})"
         pressed_in = max(pressed_in, moved)
