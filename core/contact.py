@@ -108,6 +108,10 @@ class Colliders:
     def kind(self, k: int) -> int:
         return COLLIDER if self.kinds is None else int(self.kinds[k])
 
+    def closed(self) -> np.ndarray:
+        """(k,) the closed colliders (not open meshes)."""
+        return np.ones(len(self.names), dtype=bool) if self.open is None else ~self.open
+
     def unbounded(self) -> np.ndarray | None:
         """(k,) the colliders whose inside has no far side (an open mesh; a container, whose
         outside is its inside), or None for none."""
@@ -521,7 +525,7 @@ class Contacts:
         reach = reach[:, None]
         # A touching vertex whose rest is outside relaxes to it. Behind a plane's edge a rest
         # position is outside it, but the mesh between is not: only a closed collider's.
-        closed = np.ones(len(colliders.names), dtype=bool) if colliders.open is None else ~colliders.open
+        closed = colliders.closed()
         nearer = (
             held[:, rows]
             & (np.isfinite(exit) | (inside_now & closed[:, None]))
@@ -617,7 +621,7 @@ def _shorter(cast: Cast, colliders: Colliders, points, mask, direction, tilted, 
     signed = cast(points[asked], other)[0]
     was = length[:, asked]
     shorter = mask[:, asked] & (signed >= 0) & ((was == 0) | (signed + standoff < was))
-    closed = np.ones(len(colliders.names), dtype=bool) if colliders.open is None else ~colliders.open
+    closed = colliders.closed()
     # Inside by its first ray: pushed further than the standoff (within it: outside, near).
     on_surface = mask[:, asked] & closed[:, None] & (was > standoff) & ~(signed > 0)
     if not (shorter.any() or on_surface.any()):
