@@ -99,6 +99,9 @@ class Colliders:
     #: tolerances by the mesh's size, not its own (1e-4 of a 20 m floor is 2 mm: a tenth of a
     #: pebble resting on it).
     mesh_size: float | None = None
+    #: (k, 3) the unit normal (either way round) of each open collider that is flat (a
+    #: plane), nan rows for the others; None: none is.
+    flat: np.ndarray | None = None
 
     def scales(self) -> np.ndarray:
         """(k,) the length each collider's tolerances are fractions of: its size, or the
@@ -282,10 +285,18 @@ class Contacts:
                 cast = self._oriented(colliders)
                 ahead, behind, raw = _cast_both(cast, points, directions, *rules, both_ways=True)
             reached = sides.copy()
+            near = _near(colliders, colliders.sizes)
             for k in new.nonzero()[0]:
                 out_ahead, out_behind = raw[0][0][k] > 0, raw[1][0][k] > 0
                 reached[k] = _reached_side(
-                    sides[k], out_ahead, out_behind, points, normals, relative[k], colliders.centres[k]
+                    sides[k],
+                    out_ahead,
+                    out_behind,
+                    points,
+                    normals,
+                    relative[k],
+                    colliders.centres[k],
+                    near[k],
                 )
             if (reached != sides).any():  # a side turned: its rays point the other way now
                 sides, directions = reached, directions_for(reached)
@@ -300,6 +311,13 @@ class Contacts:
         length, directions, touch = self._straighter(
             cast, colliders, sides, points, normals, tilted, standoff, ahead, (length, directions, touch)
         )
+        moves = (motions, relative)
+        found = self._not_through(
+            cast, colliders, sides, points, normals, moves, tilted, standoff, (length, directions, touch)
+        )
+        if colliders.flat is not None:
+            found = _through_the_face(cast, colliders, sides, points, tilted, standoff, ahead, found)
+        length, directions, touch = found
         if offsets is not None and self.wide:
             length, directions, touch = self._from_rest(
                 cast, colliders, sides, points, normals, offsets, standoff, (length, directions, touch)
@@ -470,6 +488,55 @@ class Contacts:
                 )
         return length, directions, touch
 
+    def _not_through(self, cast, colliders: Colliders, sides, points, normals, moves, tilted, standoff, found):
+        """The pushes ``found`` (lengths (k, m), directions (k, m, 3), touching (k, m)) with
+        each push that heads through the middle of a closed collider taken a shorter way out
+        where there is one (``moves``: each collider's motion at the vertices, and that less
+        theirs, (k, m, 3) each).
+
+        A push heading toward a closed collider's centre crosses its middle: pressed from
+        its solid side, the ways out lead away from it. A ball 0.4-0.75 times a monkey's
+        width, pressed 25 cm into her and sliding, pushed an ear vertex 0.85 m along its axis,
+        through the ball, 2 cm from the way out along the vertex's own normal. Such a vertex
+        also tries its own normal, the axis and the last axis the normals gave (each points
+        into the mesh), the shortest taken. It also tries back the way it came in where the
+        collider did not move there (the frame's second query: the response carried an ear
+        vertex 9 cm into a ball behind the ear, and every way into the mesh went 1 m through
+        the ball), or where the push is longer than the collider's radius and than the
+        collider moved at it (a ball sliding 3 cm onto the back of an ear pushed a vertex 1
+        m: its move explains no such depth). Not otherwise: a vertex carried ahead of a fast
+        thin plate can be inside it from above, and going back would pop the dent through
+        the plate; a box that jumped 3 m over a whole monkey in one frame carries her along."""
+        length, directions, touch = found
+        motions, relative = moves
+        through = np.zeros(length.shape, dtype=bool)
+        way_back = np.zeros(length.shape, dtype=bool)
+        closed = colliders.closed()
+        for k, name in enumerate(colliders.names):
+            if closed[k] and sides[k] == 1 and name not in self.wide and colliders.kind(k) == COLLIDER:
+                toward = np.einsum("ij,ij->i", directions[k], colliders.centres[k] - points)
+                through[k] = (length[k] > 0) & (toward > 0)
+                came = np.einsum("ij,ij->i", relative[k], relative[k])
+                unexplained = (length[k] > colliders.sizes[k]) & (came < length[k] ** 2)
+                way_back[k] = through[k] & (~motions[k].any(axis=1) | unexplained)
+        if not through.any():
+            return found
+        axes = {k: axis for k, name in enumerate(colliders.names) if (axis := self.axes.get(name)) is not None}
+        recent = {k: axis for k, name in enumerate(colliders.names) if (axis := self.last_axes.get(name)) is not None}
+        every = range(len(colliders.names))
+        for mask, ways, direction in (
+            (through, every, lambda k: -normals * sides[k]),
+            (through, axes, lambda k: -axes[k] * sides[k]),
+            (through, recent, lambda k: -recent[k] * sides[k]),
+            (way_back, every, lambda k: _way_back(relative[k])),
+        ):
+            mask = mask & np.isin(np.arange(len(colliders.names)), list(ways))[:, None]
+            if mask.any():
+                length, directions, touch = _shorter(
+                    cast, colliders, points, mask, direction, tilted, standoff, (length, directions, touch)
+                )
+        return length, directions, touch
+
     def _from_rest(self, cast, colliders, sides, points, normals, offsets, standoff, found):
         """The pushes ``found`` (lengths (k, m), directions (k, m, 3), touching (k, m)) with
         each vertex a wide collider holds sent to where its rest position (``points`` less
@@ -590,16 +657,51 @@ class Contacts:
             distance = np.linalg.norm(points[:, None] - colliders.centres[None], axis=2)  # (m, k)
             nearest = np.argmin(distance, axis=1)
             reach = colliders.sizes * (1.0 + HOLD_TOLERANCE) + standoff
+            near = _near(colliders, reach)
             for k in new:
                 within = distance[:, k] <= reach[k]
                 mine = within & (nearest == k)
                 if not mine.any():  # none nearer to it than to another: all those within it
                     mine = within
                 if mine.any():
-                    sides[k] = approach_side(points[mine], normals[mine], relative[k, mine], colliders.centres[k])
+                    sides[k] = approach_side(
+                        points[mine], normals[mine], relative[k, mine], colliders.centres[k], near[k]
+                    )
         chosen = np.zeros(sides.shape, dtype=bool)
         chosen[new] = sides[new] != 0
         return sides, chosen
+
+
+def _through_the_face(cast: Cast, colliders: Colliders, sides, points, tilted, standoff: float, ahead, found) -> tuple:
+    """The pushes ``found`` (lengths, directions, touching; (k, m) each, directions (k, m,
+    3)) with each vertex behind a flat open collider (a plane) whose push met nothing
+    (``ahead``: the push rays' hits) pushed straight out through its face, along the
+    plane's normal, where that is a way out.
+
+    Such a vertex may have gone round the plane's edge: a sheet springing back past the low
+    edge of a tilted plane lifting off it was 7 cm behind its face, 2 cm in from the edge,
+    and its push, along the axis the sheet's normals gave, passed the edge. Either way round
+    is tried: the ray that meets the face from its front is not a way out, and neither meets
+    it beyond its edge."""
+    length, directions, touch = found
+    flat = {k: colliders.flat[k] for k in range(len(colliders.names)) if np.isfinite(colliders.flat[k]).all()}
+    missed = np.zeros(length.shape, dtype=bool)
+    for k in flat:
+        missed[k] = (sides[k] != 0) & (length[k] == 0) & ~touch[k] & np.isnan(ahead[0][k])
+    for sign in (1.0, -1.0):
+        if missed.any():
+            length, directions, touch = _shorter(
+                cast,
+                colliders,
+                points,
+                missed,
+                lambda k, s=sign: s * flat[k],
+                tilted,
+                standoff,
+                (length, directions, touch),
+            )
+            missed &= length == 0
+    return length, directions, touch
 
 
 def _shorter(cast: Cast, colliders: Colliders, points, mask, direction, tilted, standoff: float, found) -> tuple:
@@ -728,7 +830,7 @@ def _came_from_behind(points, direction, relative, ahead, ahead_normals, behind,
     return int(behind_face.sum()) > int(in_front.sum())
 
 
-def _reached_side(side: int, out_ahead, out_behind, points, normals, relative, centre) -> int:
+def _reached_side(side: int, out_ahead, out_behind, points, normals, relative, centre, near=None) -> int:
     """A new collider's side, judged again from the vertices its rays found inside it
     (``out_ahead``, ``out_behind`` (m,): a way out along the push for ``side``, or against
     it); ``side`` where none is. A vertex with one way out only (behind an open collider's
@@ -741,7 +843,14 @@ def _reached_side(side: int, out_ahead, out_behind, points, normals, relative, c
     votes = int(np.where(out_ahead[one_way], side, -side).sum())
     if votes:
         return 1 if votes > 0 else -1
-    return approach_side(points[inside], normals[inside], relative[inside], centre)
+    return approach_side(points[inside], normals[inside], relative[inside], centre, near)
+
+
+def _near(colliders: Colliders, reach: np.ndarray) -> list[float | None]:
+    """Per collider, the length ``approach_side`` weighs vertices by nearness to its centre
+    within (``reach`` (k,)): None (all alike) for a wide one, more than twice the mesh's size."""
+    wide = colliders.sizes > 2.0 * (np.inf if colliders.mesh_size is None else colliders.mesh_size)
+    return [None if w else float(r) for w, r in zip(wide, reach, strict=True)]
 
 
 def _winner(length: np.ndarray, touch: np.ndarray, kinds: np.ndarray | None) -> np.ndarray:
@@ -757,14 +866,31 @@ def _winner(length: np.ndarray, touch: np.ndarray, kinds: np.ndarray | None) -> 
     return np.where(holds.any(axis=0), np.argmax(np.where(holds, length, -1.0), axis=0), longest)
 
 
-def approach_side(points: np.ndarray, normals: np.ndarray, relative: np.ndarray, centre: np.ndarray) -> int:
+def approach_side(
+    points: np.ndarray, normals: np.ndarray, relative: np.ndarray, centre: np.ndarray, near: float | None = None
+) -> int:
     """The side a collider presses vertices ``points`` (m, 3) with normals (m, 3) from: the
     side of them its centre was on before this frame's motion (``relative`` (m, 3): its
     motion at them less theirs), against their mean position and normal. Before, not now: a
     thin plate that came down fast may have its centre past the sheet already, but it came
-    from above. +1: against the normals; -1: along them. Ties press against them."""
-    before = centre - relative.mean(axis=0) - points.mean(axis=0)
-    return -1 if np.dot(before, normals.mean(axis=0)) < 0 else 1
+    from above. +1: against the normals; -1: along them. Ties press against them.
+
+    With ``near`` (a length: the collider's reach), the means are weighted by nearness to its
+    centre, as its press axis is (``press_axis``): a ball meeting a monkey's ear held 72 of
+    its vertices at once, the ear's back among them, and only 24 faced the ball: their plain
+    mean normal judged the ball to come from inside her, and its pushes went through it. The
+    5 nearest all faced it. (Not for a wide collider: the vertices nearest a floor box's
+    centre are not where it meets the mesh.)"""
+    weight = (
+        np.ones(len(points))
+        if near is None
+        else np.clip(1.0 - np.linalg.norm(points - centre, axis=1) / near, 0.0, None) ** 2
+    )
+    total = float(weight.sum())
+    if total <= 0.0:
+        weight, total = np.ones(len(points)), float(len(points))
+    before = centre - weight @ (relative + points) / total
+    return -1 if float(before @ (weight @ normals)) < 0 else 1
 
 
 def press_axis(points: np.ndarray, normals: np.ndarray, centre: np.ndarray, size: float) -> np.ndarray | None:
@@ -1001,6 +1127,13 @@ class Resting:
 
     def forget(self, which) -> None:
         self.rests[which] = False
+
+
+def _way_back(relative: np.ndarray) -> np.ndarray:
+    """Unit rays (m, 3) along ``relative`` (m, 3), a collider's motion at each vertex less
+    the vertex's own: back the way each came into it; nan (not cast) where neither moved."""
+    length = np.linalg.norm(relative, axis=1, keepdims=True)
+    return np.divide(relative, length, out=np.full_like(relative, np.nan), where=length > 0)
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:

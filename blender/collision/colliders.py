@@ -40,6 +40,9 @@ class Collider:
     local_high: np.ndarray | None = None
     closed: bool = True
     inside_out: bool = False
+    #: An open collider whose points all lie in one plane (a plane as floor): that plane's
+    #: unit normal, world space (either way round); None for any other.
+    flat: np.ndarray | None = None
 
 
 def usable_colliders(
@@ -97,6 +100,10 @@ def usable_colliders(
                 messages.append(f"'{name}' is not closed: its inside is taken to be behind its faces")
         if kind == CONTAINER:  # the rays find its outside inside: a vertex out of it is pushed in
             inverted = not inverted
+        flat = None
+        if shape.flat is not None:  # a normal is carried by the inverse transpose
+            flat = np.linalg.solve(matrix[:3, :3].T, shape.flat)
+            flat /= np.linalg.norm(flat)
         usable.append(
             Collider(
                 obj,
@@ -111,6 +118,7 @@ def usable_colliders(
                 shape.high,
                 shape.closed,
                 shape.inside_out,
+                flat,
             )
         )
     return usable, messages
@@ -127,6 +135,7 @@ class _Shape:
     closed: bool
     inside_out: bool  # its normals point inward (negative signed volume)
     rigid: bool = False
+    flat: np.ndarray | None = None  # open, all its points in one plane: its unit normal
 
 
 #: Shapes of rigid colliders (plain meshes: no modifiers, no shape keys), by mesh datablock
@@ -222,11 +231,26 @@ def _topology(mesh: bpy.types.Mesh, points: np.ndarray) -> tuple[bool, bool]:
 
 
 def _bounded(points: np.ndarray, closed: bool, inside_out: bool, rigid: bool) -> _Shape:
-    """A shape's bounds (box and sphere) from its points (n, 3), object space."""
+    """A shape's bounds (box and sphere) from its points (n, 3), object space, and an open
+    one's plane where it is flat."""
     low, high = points.min(axis=0), points.max(axis=0)
     centre = (low + high) / 2
     radius = float(np.linalg.norm(points - centre, axis=1).max())
-    return _Shape(low, high, centre, radius, closed, inside_out, rigid=rigid)
+    return _Shape(low, high, centre, radius, closed, inside_out, rigid=rigid, flat=None if closed else _flat(points))
+
+
+#: A mesh is flat when its points lie within this fraction of its size of one plane.
+FLAT = 1e-5
+
+
+def _flat(points: np.ndarray) -> np.ndarray | None:
+    """The unit normal (3,) of the plane all ``points`` (n, 3) lie in, or None."""
+    if len(points) < 3:
+        return None
+    centred = points - points.mean(axis=0)
+    _, spread, axes = np.linalg.svd(centred.T @ centred)  # (3 x 3: cheap for any count)
+    size = float(np.sqrt(spread[0]))
+    return axes[2].copy() if size > 0 and np.sqrt(max(float(spread[2]), 0.0)) <= FLAT * size else None
 
 
 def carried_box(low: np.ndarray, high: np.ndarray, matrix: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

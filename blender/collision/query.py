@@ -379,6 +379,7 @@ class CollisionQuery:
             np.array([c.kind for c in colliders], dtype=np.int8),
             np.array([not c.closed for c in colliders]),
             None if self.size is None else self.size * float(np.linalg.norm(matrix[:3, :3], 2)),
+            None if all(c.flat is None for c in colliders) else _flat_normals(colliders),
         )
 
     def _reach(self, colliders: list[Collider], near_each: list[np.ndarray], queried, count: int) -> np.ndarray | None:
@@ -496,3 +497,8 @@ def _in_box(positions: np.ndarray, index: np.ndarray, low, high, axes) -> np.nda
 def _unit(vectors: np.ndarray) -> np.ndarray:
     length = np.linalg.norm(vectors, axis=1, keepdims=True)
     return np.divide(vectors, length, out=np.zeros_like(vectors), where=length > 0)
+
+
+def _flat_normals(colliders: list[Collider]) -> np.ndarray:
+    """(k, 3) each flat open collider's unit normal, world space; nan rows for the others."""
+    return np.array([np.full(3, np.nan) if c.flat is None else c.flat for c in colliders])

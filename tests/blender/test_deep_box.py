@@ -15,11 +15,12 @@ along its thin axis 15 to 30 cm (of about a metre) into the mesh's furthest poin
 slide 5 to 15 cm along its face, and leave; random presets and friction. Every frame, on
 the evaluated mesh: nothing inside the box beyond 1e-3 of the mesh's size, and no vertex
 further from its rest than the press and friction's drag allow (its depth times one and the
-friction, with a quarter to spare for the spread) plus the preset's standoff and bulge. 14 of
+friction, with a quarter to spare for the spread) plus the slide (what is ahead of a sliding
+collider is pushed on by up to as far as it slides), the preset's standoff and bulge. 14 of
 24 failed before (0.8 to 1.4 m, against 0.3 to 0.5 allowed). The same with a ball 0.4 to 0.75
-times the mesh's width pressed from any direction (12 cases): two throw vertices 1.0-1.2 m
-(expected failures, README's Known failures: the ball's side is judged from normals facing
-away from it, or it has no axis and pushes along the vertices' own normals, through itself).
+times the mesh's width pressed from any direction (48 cases): 3 threw vertices 0.84-1.24 m
+before (the ball's side was judged from the mean normal of an ear it swallowed, mostly facing
+away from it; or a push went through the ball's middle, 2 cm from a way out).
 """
 
 import bpy
@@ -46,11 +47,7 @@ def empty(addon):
     bpy.ops.wm.read_homefile(use_empty=True)
 
 
-#: A big ball that still throws vertices (README's Known failures): run, expected to fail.
-BALL_THROWS = pytest.mark.xfail(strict=True, reason="a big ball on a monkey: vertices thrown 0.7-1.2 m")
-CASES = [(seed, "box") for seed in range(24)] + [
-    pytest.param(seed, "ball", marks=BALL_THROWS if seed in (6, 10) else ()) for seed in range(12)
-]
+CASES = [(seed, "box") for seed in range(24)] + [(seed, "ball") for seed in range(48)]
 
 
 @pytest.mark.parametrize("seed, collider", CASES)
@@ -90,7 +87,7 @@ def test_a_collider_pressed_deep_and_sliding_moves_the_mesh_no_further_than_it_p
     settings = obj.collision_response
     settings.friction = rng.uniform(0.0, 0.5)
     bulge = max(0.0, -min(settings.absorption_levels)) * depth
-    allowed = 1.25 * depth * (1.0 + settings.friction) + settings.standoff + bulge
+    allowed = 1.25 * depth * (1.0 + settings.friction) + float(np.linalg.norm(slide)) + settings.standoff + bulge
     pressed_in = 0.0
     for frame in range(1, LAST + 1):
         scene.frame_set(frame)

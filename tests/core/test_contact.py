@@ -205,6 +205,30 @@ def test_the_side_comes_from_where_the_collider_was_not_where_its_centre_is():
     assert approach_side(points, normals, sliding, np.array([0.0, 0.0, -0.15])) == -1
 
 
+def test_the_side_weighs_the_vertices_nearest_the_collider_most():
+    """A ball meeting a thin part (an ear) holds both its faces at once: 8 vertices on the
+    near face, facing the ball, and 24 on the far face, facing away and further from it.
+    Their plain means judge the ball to come from behind; weighed by nearness to its centre,
+    it presses the near face. A wide collider's vertices are weighed alike (its centre is not
+    where it meets the mesh)."""
+    rng = np.random.default_rng(7)
+    near_face = np.column_stack([rng.uniform(-0.1, 0.1, (8, 2)), np.zeros(8)])
+    far_face = np.column_stack([rng.uniform(-0.3, 0.3, (24, 2)), np.full(24, -0.02)])
+    points = np.vstack([near_face, far_face])
+    normals = np.vstack([np.tile(UP, (8, 1)), np.tile(-UP, (24, 1))])
+    still = np.zeros_like(points)
+    centre = np.array([0.0, 0.0, 0.45])  # a ball of radius 0.5, 5 cm into the near face
+    assert approach_side(points, normals, still, centre) == -1  # the plain means: from behind
+    assert approach_side(points, normals, still, centre, near=0.5) == 1
+    # Nothing within reach weighs anything: the plain means decide.
+    assert approach_side(points, normals, still, centre + [0.0, 0.0, 5.0], near=0.5) == -1
+    # Vertices all alike (a flat sheet): the weights change nothing.
+    sheet = np.tile(UP, (32, 1))
+    for above in (0.3, -0.3):
+        side = approach_side(points, sheet, still, np.array([0.0, 0.0, above]))
+        assert approach_side(points, sheet, still, np.array([0.0, 0.0, above]), near=0.5) == side
+
+
 def test_friction_tilts_the_push_at_most_45_degrees_and_never_outward():
     inward = np.tile(-UP, (3, 1))
     motion = np.array([[1.0, 0.0, 0.0], [1.0, 0.0, 1.0], [0.0, 0.0, 1.0]])
