@@ -315,8 +315,7 @@ class Contacts:
         found = self._not_through(
             cast, colliders, sides, points, normals, moves, tilted, standoff, (length, directions, touch)
         )
-        if colliders.flat is not None:
-            found = _through_the_face(cast, colliders, sides, points, tilted, standoff, ahead, found)
+        found = _through_the_face(cast, colliders, sides, points, tilted, standoff, ahead, found)
         length, directions, touch = found
         if offsets is not None and self.wide:
             length, directions, touch = self._from_rest(
@@ -683,8 +682,11 @@ def _through_the_face(cast: Cast, colliders: Colliders, sides, points, tilted, s
     and its push, along the axis the sheet's normals gave, passed the edge. Either way round
     is tried: the ray that meets the face from its front is not a way out, and neither meets
     it beyond its edge."""
+    planes = colliders.flat
+    if planes is None:
+        return found
     length, directions, touch = found
-    flat = {k: colliders.flat[k] for k in range(len(colliders.names)) if np.isfinite(colliders.flat[k]).all()}
+    flat = {k: planes[k] for k in range(len(colliders.names)) if np.isfinite(planes[k]).all()}
     missed = np.zeros(length.shape, dtype=bool)
     for k in flat:
         missed[k] = (sides[k] != 0) & (length[k] == 0) & ~touch[k] & np.isnan(ahead[0][k])
