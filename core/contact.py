@@ -99,8 +99,9 @@ class Colliders:
     #: tolerances by the mesh's size, not its own (1e-4 of a 20 m floor is 2 mm: a tenth of a
     #: pebble resting on it).
     mesh_size: float | None = None
-    #: (k, 3) the unit normal (either way round) of each open collider that is flat (a
-    #: plane), nan rows for the others; None: none is.
+    #: (k, 3) the faces' unit normal of each open collider that is flat (a plane), as the
+    #: rays see them (its solid side is behind them, or in front where the mesh came from
+    #: behind: ``Contacts.flipped``), nan rows for the others; None: none is.
     flat: np.ndarray | None = None
 
     def scales(self) -> np.ndarray:
@@ -333,6 +334,11 @@ class Contacts:
         pick = np.arange(points.shape[0])
         push = directions[longest, pick] * length[longest, pick][:, None]
         pushed = length[longest, pick] > 0
+        if len(colliders.names) > 1 and pushed.any():
+            solid = self._solid_sides(colliders)
+            push = _out_of_the_others(
+                cast, colliders, sides, solid, points, directions, longest, push, pushed, rules, tilted
+            )
         touching &= ~pushed
         # The collider each vertex is in contact with: the one pushing it, else the nearest
         # it touches. Those in contact commit their collider's side.
@@ -486,6 +492,16 @@ class Contacts:
                     cast, colliders, points, mask, direction, tilted, standoff, (length, directions, touch)
                 )
         return length, directions, touch
+
+    def _solid_sides(self, colliders: Colliders) -> np.ndarray:
+        """(k, 3) each flat open collider's unit normal pointing into its solid side (behind
+        its faces, or in front of them where the mesh came from behind), nan rows for the
+        others."""
+        solid = np.full((len(colliders.names), 3), np.nan)
+        if colliders.flat is not None:
+            for k, name in enumerate(colliders.names):
+                solid[k] = colliders.flat[k] * (1.0 if self.flipped.get(name, False) else -1.0)
+        return solid
 
     def _not_through(self, cast, colliders: Colliders, sides, points, normals, moves, tilted, standoff, found):
         """The pushes ``found`` (lengths (k, m), directions (k, m, 3), touching (k, m)) with
@@ -853,6 +869,68 @@ def _near(colliders: Colliders, reach: np.ndarray) -> list[float | None]:
     within (``reach`` (k,)): None (all alike) for a wide one, more than twice the mesh's size."""
     wide = colliders.sizes > 2.0 * (np.inf if colliders.mesh_size is None else colliders.mesh_size)
     return [None if w else float(r) for w, r in zip(wide, reach, strict=True)]
+
+
+def _out_of_the_others(
+    cast: Cast, colliders: Colliders, sides, solid, points, directions, longest, push, pushed, rules, tilted
+):
+    """The pushes (m, 3) with each vertex ``pushed`` (by collider ``longest``) that its push
+    takes into another collider pushed out of that one too, along that one's direction
+    (``directions`` (k, m, 3)), or through a flat one's face (``_through_the_face``), where
+    the two do not oppose (a vertex pinched between two keeps the longer push). A vertex
+    below a floor and past a wall's lower edge, lifted by the floor's push, ended behind the
+    wall (5 cm, a ball pressed into the corner of the two with Flesh and Keep Volume): the
+    wall's rays, cast from where it was, passed its edge. ``rules``: as ``_cast_both`` takes
+    them; ``tilted``: as ``_shorter`` does. Structure (an interior, a container) holds a
+    vertex as ``_winner`` says: not asked."""
+    motions, was_held, standoff, unbounded, reach = rules
+    rows = pushed.nonzero()[0]
+    lead = directions[longest[rows], rows]
+    others = np.einsum("kij,ij->ki", directions[:, rows], lead) >= 0  # (not against the push)
+    others[longest[rows], np.arange(rows.size)] = False
+    if reach is not None:
+        others &= reach[:, rows]
+    if colliders.kinds is not None:
+        others &= (colliders.kinds == COLLIDER)[:, None]
+    others &= _may_have_entered(colliders, solid, points[rows], push[rows], standoff)
+    asked = others.any(axis=0)
+    if not asked.any():
+        return push
+    rows, others = rows[asked], others[:, asked]
+    moved = points[rows] + push[rows]
+    ways = directions[:, rows]
+    ahead, behind, _ = _cast_both(cast, moved, ways, motions[:, rows], was_held[rows], standoff, unbounded, others)
+    again, touch = _lengths(ahead[0], behind[0], colliders.scales()[:, None], standoff, was_held[rows])
+    again, ways, _ = _through_the_face(
+        cast,
+        colliders,
+        np.where(others.any(axis=1), sides, 0),
+        moved,
+        lambda k, inward, sub: tilted(k, inward, rows[sub]),
+        standoff,
+        ahead,
+        (np.where(others, again, 0.0), ways, touch | ~others),
+    )
+    push = push.copy()
+    for k in (again > 0).any(axis=1).nonzero()[0]:
+        more = again[k] > 0
+        push[rows[more]] += ways[k, more] * again[k, more, None]
+    return push
+
+
+def _may_have_entered(colliders: Colliders, solid: np.ndarray, points, push, standoff: float) -> np.ndarray:
+    """(k, m) whether each push (m, 3) from ``points`` may take its vertex into each
+    collider: onto a flat one's solid side (``solid`` (k, 3): the unit normal pointing
+    into it, nan for the others), or into another's bounding sphere. The others' rays are
+    not cast again: a ball pressing a sheet 30 cm over a floor plane pushes thousands of
+    vertices a few cm, none toward the floor's solid side."""
+    moved = points + push
+    reach = colliders.sizes * (1.0 + HOLD_TOLERANCE) + standoff
+    offset = moved[None] - colliders.centres[:, None]
+    may = np.einsum("kij,kij->ki", offset, offset) <= (reach**2)[:, None]
+    for k in np.isfinite(solid).all(axis=1).nonzero()[0]:
+        may[k] = (moved - colliders.centres[k]) @ solid[k] > -standoff - HOLD_TOLERANCE * colliders.sizes[k]
+    return may
 
 
 def _winner(length: np.ndarray, touch: np.ndarray, kinds: np.ndarray | None) -> np.ndarray:

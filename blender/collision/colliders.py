@@ -40,8 +40,8 @@ class Collider:
     local_high: np.ndarray | None = None
     closed: bool = True
     inside_out: bool = False
-    #: An open collider whose points all lie in one plane (a plane as floor): that plane's
-    #: unit normal, world space (either way round); None for any other.
+    #: An open collider whose points all lie in one plane (a plane as floor): its faces' unit
+    #: normal, world space, as the rays see them (``inverted`` turns it); None for any other.
     flat: np.ndarray | None = None
 
 
@@ -103,7 +103,7 @@ def usable_colliders(
         flat = None
         if shape.flat is not None:  # a normal is carried by the inverse transpose
             flat = np.linalg.solve(matrix[:3, :3].T, shape.flat)
-            flat /= np.linalg.norm(flat)
+            flat *= (-1.0 if inverted else 1.0) / np.linalg.norm(flat)  # as the rays see its faces
         usable.append(
             Collider(
                 obj,
@@ -135,7 +135,7 @@ class _Shape:
     closed: bool
     inside_out: bool  # its normals point inward (negative signed volume)
     rigid: bool = False
-    flat: np.ndarray | None = None  # open, all its points in one plane: its unit normal
+    flat: np.ndarray | None = None  # open, all its points in one plane: its faces' unit normal
 
 
 #: Shapes of rigid colliders (plain meshes: no modifiers, no shape keys), by mesh datablock
@@ -179,6 +179,11 @@ def _shape(evaluated: bpy.types.Object) -> _Shape | None:
         mesh.vertices.foreach_get("co", points)
         closed, inside_out = _topology(mesh, points.reshape(-1, 3))
         shape = _bounded(points.reshape(-1, 3), closed, inside_out, rigid=key is not None)
+        if shape.flat is not None:  # the way its faces face: the plane's normal, not either
+            normals = np.empty(len(mesh.polygons) * 3, dtype=np.float64)
+            mesh.polygons.foreach_get("normal", normals)
+            if float(normals.reshape(-1, 3).sum(axis=0) @ shape.flat) < 0:
+                shape.flat = -shape.flat
     if mesh is not None:
         evaluated.to_mesh_clear()
     if key is not None:
