@@ -316,7 +316,8 @@ class Contacts:
         found = self._not_through(
             cast, colliders, sides, points, normals, moves, tilted, standoff, (length, directions, touch)
         )
-        found = _through_the_face(cast, colliders, sides, points, tilted, standoff, ahead, found)
+        solid = self._solid_sides(colliders)
+        found = _through_the_face(cast, colliders, sides, solid, points, tilted, standoff, ahead, found)
         length, directions, touch = found
         if offsets is not None and self.wide:
             length, directions, touch = self._from_rest(
@@ -335,7 +336,6 @@ class Contacts:
         push = directions[longest, pick] * length[longest, pick][:, None]
         pushed = length[longest, pick] > 0
         if len(colliders.names) > 1 and pushed.any():
-            solid = self._solid_sides(colliders)
             push = _out_of_the_others(
                 cast, colliders, sides, solid, points, directions, longest, push, pushed, rules, tilted
             )
@@ -687,39 +687,24 @@ class Contacts:
         return sides, chosen
 
 
-def _through_the_face(cast: Cast, colliders: Colliders, sides, points, tilted, standoff: float, ahead, found) -> tuple:
+def _through_the_face(cast: Cast, colliders: Colliders, sides, solid, points, tilted, standoff: float, ahead, found):
     """The pushes ``found`` (lengths, directions, touching; (k, m) each, directions (k, m,
-    3)) with each vertex behind a flat open collider (a plane) whose push met nothing
-    (``ahead``: the push rays' hits) pushed straight out through its face, along the
-    plane's normal, where that is a way out.
+    3)) with each vertex on a flat open collider's solid side (``solid`` (k, 3): the unit
+    normal pointing into it, nan for other colliders) whose push met nothing (``ahead``: the
+    push rays' hits) pushed straight out through its face, where that is a way out.
 
     Such a vertex may have gone round the plane's edge: a sheet springing back past the low
     edge of a tilted plane lifting off it was 7 cm behind its face, 2 cm in from the edge,
-    and its push, along the axis the sheet's normals gave, passed the edge. Either way round
-    is tried: the ray that meets the face from its front is not a way out, and neither meets
-    it beyond its edge."""
-    planes = colliders.flat
-    if planes is None:
-        return found
-    length, directions, touch = found
-    flat = {k: planes[k] for k in range(len(colliders.names)) if np.isfinite(planes[k]).all()}
+    and its push, along the axis the sheet's normals gave, passed the edge. One on the
+    solid side beyond the plane's edge meets no face: not behind it."""
+    length, _, touch = found
     missed = np.zeros(length.shape, dtype=bool)
-    for k in flat:
-        missed[k] = (sides[k] != 0) & (length[k] == 0) & ~touch[k] & np.isnan(ahead[0][k])
-    for sign in (1.0, -1.0):
-        if missed.any():
-            length, directions, touch = _shorter(
-                cast,
-                colliders,
-                points,
-                missed,
-                lambda k, s=sign: s * flat[k],
-                tilted,
-                standoff,
-                (length, directions, touch),
-            )
-            missed &= length == 0
-    return length, directions, touch
+    for k in np.isfinite(solid).all(axis=1).nonzero()[0]:
+        behind = (points - colliders.centres[k]) @ solid[k] > 0
+        missed[k] = behind & (sides[k] != 0) & (length[k] == 0) & ~touch[k] & np.isnan(ahead[0][k])
+    if not missed.any():
+        return found
+    return _shorter(cast, colliders, points, missed, lambda k: -solid[k], tilted, standoff, found)
 
 
 def _shorter(cast: Cast, colliders: Colliders, points, mask, direction, tilted, standoff: float, found) -> tuple:
@@ -905,6 +890,7 @@ def _out_of_the_others(
         cast,
         colliders,
         np.where(others.any(axis=1), sides, 0),
+        solid,
         moved,
         lambda k, inward, sub: tilted(k, inward, rows[sub]),
         standoff,
