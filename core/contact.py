@@ -861,22 +861,23 @@ def _out_of_the_others(
 ):
     """The pushes (m, 3) with each vertex ``pushed`` (by collider ``longest``) that its push
     takes into another collider pushed out of that one too, along that one's direction
-    (``directions`` (k, m, 3)), or through a flat one's face (``_through_the_face``), where
-    the two do not oppose (a vertex pinched between two keeps the longer push). A vertex
-    below a floor and past a wall's lower edge, lifted by the floor's push, ended behind the
-    wall (5 cm, a ball pressed into the corner of the two with Flesh and Keep Volume): the
-    wall's rays, cast from where it was, passed its edge. ``rules``: as ``_cast_both`` takes
-    them; ``tilted``: as ``_shorter`` does. Structure (an interior, a container) holds a
-    vertex as ``_winner`` says: not asked."""
+    (``directions`` (k, m, 3)), or through a flat one's face (``_through_the_face``). A
+    vertex below a floor and past a wall's lower edge, lifted by the floor's push, ended
+    behind the wall (5 cm, a ball pressed into the corner of the two with Flesh and Keep
+    Volume): the wall's rays, cast from where it was, had passed its edge. Also where the
+    two pushes oppose: a wide floor's rest rule sent a monkey's vertex 18 cm along the floor
+    behind a wall leaning back. ``rules``: as ``_cast_both`` takes them; ``tilted``: as
+    ``_shorter`` does. Structure (an interior, a container) holds a vertex as ``_winner``
+    says: a vertex it holds, and its pushes, are not asked (a skin a ball presses onto a
+    bone stays on the bone, in the ball by their overlap)."""
     motions, was_held, standoff, unbounded, reach = rules
     rows = pushed.nonzero()[0]
-    lead = directions[longest[rows], rows]
-    others = np.einsum("kij,ij->ki", directions[:, rows], lead) >= 0  # (not against the push)
+    others = np.ones((directions.shape[0], rows.size), dtype=bool)
     others[longest[rows], np.arange(rows.size)] = False
     if reach is not None:
         others &= reach[:, rows]
-    if colliders.kinds is not None:
-        others &= (colliders.kinds == COLLIDER)[:, None]
+    if colliders.kinds is not None:  # (what structure holds stays held: ``_winner``)
+        others &= (colliders.kinds == COLLIDER)[:, None] & (colliders.kinds[longest[rows]] == COLLIDER)
     others &= _may_have_entered(colliders, solid, points[rows], push[rows], standoff)
     asked = others.any(axis=0)
     if not asked.any():
