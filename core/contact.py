@@ -529,11 +529,13 @@ class Contacts:
         closed = colliders.closed()
         for k, name in enumerate(colliders.names):
             if closed[k] and sides[k] == 1 and name not in self.wide and colliders.kind(k) == COLLIDER:
-                toward = np.einsum("ij,ij->i", directions[k], colliders.centres[k] - points)
-                through[k] = (length[k] > 0) & (toward > 0)
-                came = np.einsum("ij,ij->i", relative[k], relative[k])
-                unexplained = (length[k] > colliders.sizes[k]) & (came < length[k] ** 2)
-                way_back[k] = through[k] & (~motions[k].any(axis=1) | unexplained)
+                inside = (length[k] > 0).nonzero()[0]  # (the pushed only: few of those asked)
+                toward = np.einsum("ij,ij->i", directions[k, inside], colliders.centres[k] - points[inside])
+                through[k, inside] = toward > 0
+                came = np.einsum("ij,ij->i", relative[k, inside], relative[k, inside])
+                pushed = length[k, inside]
+                unexplained = (pushed > colliders.sizes[k]) & (came < pushed**2)
+                way_back[k, inside] = through[k, inside] & (~motions[k, inside].any(axis=1) | unexplained)
         if not through.any():
             return found
         axes = {k: axis for k, name in enumerate(colliders.names) if (axis := self.axes.get(name)) is not None}
