@@ -12,6 +12,11 @@ import numpy as np
 
 from .vectors import cross, dot, inverse_norm
 
+#: A detail whose frame turns it further than this from its rest direction (radians) is
+#: turned less, down to not at all at ``UNTRUSTED``: its parent surface there is turned over.
+TRUSTED = np.pi / 2
+UNTRUSTED = 3 * np.pi / 4
+
 
 def identity_frames(count: int, dtype: type = np.float32) -> np.ndarray:
     """Frames equal to the object axes, shape (3, 3, count)."""
@@ -79,3 +84,28 @@ class TangentFrames:
     def subset(self, rows: np.ndarray) -> "TangentFrames":
         """The frames of vertices ``rows`` only, indexed 0 .. len(rows) - 1."""
         return TangentFrames(lambda index: self.tangents(rows[index]), rows.size)
+
+
+def trust_turns(placed: np.ndarray, parent: np.ndarray, rest: np.ndarray) -> None:
+    """``placed`` (3, m): points on their ``parent`` surface (3, m) plus their details turned
+    by the frames there, whose details at rest were ``rest`` (3, m). A detail turned further
+    than ``TRUSTED`` from its rest direction takes less of the turn, in place: none of it by
+    ``UNTRUSTED`` (a frame on a parent surface that is turned over swings its details through
+    the surface). The response works in rest space, where no dent turns a region over: turns
+    up to a quarter, all that a dent's wall makes, are taken whole, to the bit."""
+    turned = placed - parent
+    facing = dot(turned, rest)
+    over = (facing < 0).nonzero()[0]
+    if over.size == 0:
+        return
+    a, b = rest[:, over], turned[:, over]
+    with np.errstate(divide="ignore", invalid="ignore"):
+        angle = np.arccos(np.clip(facing[over] / dot(a, a), -1.0, 1.0))
+    share = np.clip((UNTRUSTED - angle) / (UNTRUSTED - TRUSTED), 0.0, 1.0)
+    # ``share`` of the way along the great circle from the rest direction to the turned one
+    # (a slerp); past a quarter turn the two are never nearly parallel.
+    sine = np.sin(angle)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        from_rest = np.where(sine > 0, np.sin((1 - share) * angle) / sine, 1.0).astype(a.dtype)
+        to_turned = np.where(sine > 0, np.sin(share * angle) / sine, 0.0).astype(a.dtype)
+    placed[:, over] = parent[:, over] + a * from_rest + b * to_turned

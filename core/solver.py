@@ -13,7 +13,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .constants import DTYPE, NEGLIGIBLE, TINY
-from .frames import to_frame, to_object
+from .frames import to_frame, to_object, trust_turns
 from .hierarchy import FrameBasis, Hierarchy
 from .locality import inverse
 from .settings import PROPERTIES, LevelSettings
@@ -35,6 +35,7 @@ class _Level:
 
     rest: np.ndarray  # rest positions (object space)
     reference: np.ndarray  # r: rest offsets from the prolongated rest parent, frame coordinates
+    detail: np.ndarray  # the same in object space, at rest: F_rest r
     elastic: np.ndarray  # o, object space
     plastic: np.ndarray  # p, object space
     solution: np.ndarray  # s: current positions (object space)
@@ -102,7 +103,10 @@ class Surface:
         for j in range(self.level_count):
             rest = self.hierarchy.inject(j, finest_rest)
             zeros = np.zeros_like(rest)
-            levels.append(_Level(rest, zeros, zeros.copy(), zeros.copy(), rest.copy(), zeros.copy(), zeros.copy()))
+            reference = detail = zeros  # (level 0 has no parent; the others get theirs below)
+            levels.append(
+                _Level(rest, reference, detail, zeros.copy(), zeros.copy(), rest.copy(), zeros.copy(), zeros.copy())
+            )
         self._levels = levels
         self._compute_reference_offsets()
 
@@ -119,6 +123,7 @@ class Surface:
             # Where the rest shape is the parent surface (a flat region) this is rounding:
             # exactly 0 instead, so those vertices need no frame while nothing presses them.
             lv.reference[np.abs(lv.reference) < self._negligible] = 0
+            lv.detail = to_object(frames(slice(None)), lv.reference)
         self._built_for = method
 
     # -- reading and resetting ----------------------------------------------------------------
@@ -145,7 +150,7 @@ class Surface:
             return lv.rest + lv.offsets
         coarse = self._levels[level - 1].solution
         parent, frames = self.hierarchy.prolong_with_frames(level, coarse, self.settings.prolongation)
-        placed = _place_in_frames(frames, parent, lv.reference)
+        placed = _place_in_frames(frames, parent, lv.reference, lv.detail)
         placed += lv.offsets
         return placed
 
@@ -422,7 +427,7 @@ class Surface:
                 else:
                     coarse = self._levels[j - 1].solution
                     parent, frames = self.hierarchy.prolong_with_frames(j, coarse, settings.prolongation)
-                    placed = _place_in_frames(frames, parent, lv.reference)
+                    placed = _place_in_frames(frames, parent, lv.reference, lv.detail)
                     placed += lv.offsets
             else:  # only ``rows``, in place
                 old_rows = _gather(old, rows)
@@ -432,7 +437,7 @@ class Surface:
                     coarse = self._levels[j - 1].solution
                     parent, frames = self.hierarchy.prolong_with_frames(j, coarse, settings.prolongation, rows)
                     old = old_rows  # the positions before this step, by row
-                    moved_rows = _place_in_frames(frames, parent, _gather(lv.reference, rows))
+                    moved_rows = _place_in_frames(frames, parent, _gather(lv.reference, rows), _gather(lv.detail, rows))
                     moved_rows += _gather(lv.offsets, rows)
                     placed[:, rows] = moved_rows
             if j > 0 and held_back is not None:
@@ -635,21 +640,26 @@ SPARSE_FRACTION = 0.5
 CHUNK = 16384
 
 
-def _place_in_frames(frames: FrameBasis, parent: np.ndarray, reference: np.ndarray) -> np.ndarray:
+def _place_in_frames(frames: FrameBasis, parent: np.ndarray, reference: np.ndarray, detail: np.ndarray) -> np.ndarray:
     """``parent + F reference``, into a new array (``parent`` stays as it was, since a frame
-    basis may still read it). A vertex without a rest offset sits on its parent surface and
-    needs no frame (most of a flat region); the others are placed a cache-sized chunk at a
-    time."""
+    basis may still read it), each detail turned only as far as its frame can be trusted
+    (``trust_turns``; ``detail``: the details at rest). A vertex without a rest offset sits
+    on its parent surface and needs no frame (most of a flat region); the others are placed
+    a cache-sized chunk at a time."""
     framed = reference.any(axis=0).nonzero()[0]
     if framed.size <= SPARSE_FRACTION * reference.shape[1]:
         placed = parent.copy()
         if framed.size:
-            placed[:, framed] = to_object(frames(framed), _gather(reference, framed), base=_gather(parent, framed))
+            base = _gather(parent, framed)
+            rows = to_object(frames(framed), _gather(reference, framed), base=base)
+            trust_turns(rows, base, _gather(detail, framed))
+            placed[:, framed] = rows
         return placed
     placed = np.empty_like(parent)
     for start in range(0, reference.shape[1], CHUNK):
         chunk = slice(start, start + CHUNK)
         to_object(frames(chunk), reference[:, chunk], out=placed[:, chunk], base=parent[:, chunk])
+        trust_turns(placed[:, chunk], parent[:, chunk], detail[:, chunk])
     return placed
 
 
