@@ -131,6 +131,13 @@ class MeshHierarchy:
                 if kept < SMALLEST_LEVEL or kept > STALLED * fine.size:
                     break
                 transfer, coarse_graph = _coarsen(rest[fine], keep, h, t)
+                if fine.size == count:  # the mesh itself: a vertex hung far from its parent
+                    span = _second_shortest_edges(rest, h, t)
+                    # is kept as well, and the level coarsened again (rare: long edges beside
+                    # short ones), until none hangs so far: the others are placed anew each time.
+                    while (stranded := _stranded(rest, keep, transfer, span)).any():
+                        keep |= stranded
+                        transfer, coarse_graph = _coarsen(rest, keep, h, t)
                 if finest_frames is None:
                     finest_frames = pool.submit(_frame_stencil, transfer, rest[fine[keep]], (h, t), coarse_graph)
                 transfers.append(transfer)
@@ -287,6 +294,58 @@ class MeshHierarchy:
         """Mesh vertex indices of the vertices of ``level``, in the level's order (a local
         one, not ascending: see ``locality``)."""
         return self._members[level]
+
+
+def _stranded(points: np.ndarray, keep: np.ndarray, transfer: _Transfer, span: np.ndarray) -> np.ndarray:
+    """The mesh's vertices not kept that hang from their interpolated parent point further
+    than ``STRANDED`` times their ``span`` (their second shortest edge), (n,) bool. Such a vertex's detail turns
+    with the frame at its parent point, which is measured over that point's neighbours, much
+    nearer: a turn of that frame swings it round (the rim of Blender's cylinder hung from the
+    far end of its 1 m side edge, and a press there threw it a metre). Kept, it is a parent
+    itself. Only on the mesh itself: a thin tube's coarser levels are long edges beside short
+    ones by nature, and keeping more of them left some vertices no frame that turns."""
+    parent = _interpolate(points[keep].T, transfer.parents, transfer.weights).T
+    hang = np.sqrt(np.einsum("ij,ij->i", points - parent, points - parent))
+    return ~keep & (hang > STRANDED * span)
+
+
+def _second_shortest_edges(points: np.ndarray, heads: np.ndarray, tails: np.ndarray) -> np.ndarray:
+    """Each vertex's second shortest edge in the graph ``heads``, ``tails`` (sorted by head),
+    (n,): inf for a vertex with fewer than two. The second: a degenerate edge (a vertex
+    welded nearly onto another, common in modelled meshes) says nothing of the span a frame
+    is measured over, and the two shortest are its neighbours on either side. A chunk of
+    edges at a time (at a million vertices all at once would be some 400 MB), each vertex's
+    edges in one chunk."""
+    count = points.shape[0]
+    first_edge = np.searchsorted(heads, np.arange(count + 1))
+    second = np.full(count, np.inf, dtype=np.float32)
+    points = points.astype(np.float32)  # (a threshold: half the memory to gather)
+    start = 0
+    while start < count:
+        stop = int(np.searchsorted(first_edge, first_edge[start] + EDGE_CHUNK, side="right")) - 1
+        stop = min(max(stop, start + 1), count)
+        lo, hi = first_edge[start], first_edge[stop]
+        head, tail = heads[lo:hi], tails[lo:hi]
+        step = points[head] - points[tail]
+        length = np.sqrt(np.einsum("ij,ij->i", step, step))
+        # Each vertex's shortest taken out (its first, where two tie), the shortest left.
+        begins = first_edge[start:stop] - lo
+        counts = np.diff(first_edge[start : stop + 1])
+        has = counts > 0
+        shortest = np.minimum.reduceat(length, begins[has])
+        ties = np.flatnonzero(length == np.repeat(shortest, counts[has]))
+        first = ties[np.r_[True, head[ties[1:]] != head[ties[:-1]]]] if ties.size else ties
+        length[first] = np.inf
+        second[start:stop][has] = np.minimum.reduceat(length, begins[has])
+        start = stop
+    return second
+
+
+#: How many times its second shortest edge a vertex may hang from its parent point (most
+#: hang less than once; the rim of Blender's 32-sided cylinder, 12.8 times).
+STRANDED = 4.0
+#: Edges measured at a time by ``_second_shortest_edges`` (about).
+EDGE_CHUNK = 1 << 20
 
 
 def _frame_stencil(transfer: _Transfer, coarse_rest: np.ndarray, graph, coarse_graph) -> _FrameStencil:

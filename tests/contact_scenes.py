@@ -138,7 +138,8 @@ class Frames:
         reach=None,
         each_near=False,
     ):
-        """``faces``: (f, c) vertex indices of the surface's polygons, each of c corners;
+        """``faces``: (f, c) vertex indices of the surface's polygons, each of c corners, or
+        polygons of any sizes as Blender stores them, (corners, sizes);
         ``overshoot``: a ``core.overshoot.Overshoot`` of the surface (its shown positions are
         played); ``reach``: volume preservation on, giving back within that distance of the
         contact (``self.volume``, a ``core.volume.Volume``). ``each_near``: each closed
@@ -146,8 +147,11 @@ class Frames:
         self.overshoot = overshoot
         self.each_near = each_near
         rest = surface.positions.astype(np.float64)
-        faces = np.asarray(faces)
-        corners, sizes = faces.ravel(), np.full(len(faces), faces.shape[1])
+        if isinstance(faces, tuple):
+            corners, sizes = faces
+        else:
+            faces = np.asarray(faces)
+            corners, sizes = faces.ravel(), np.full(len(faces), faces.shape[1])
         self.normals = VertexNormals(len(rest), corners, sizes)(rest, np.arange(len(rest)))
         self.volume = None if reach is None else Volume(rest, corners, sizes, self.normals, reach)
         self.guard = FoldGuard(rest, corners, sizes, self.normals)

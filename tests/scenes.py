@@ -70,6 +70,22 @@ def tube(radius: float, length: float, segments: int, rows: int):
     return points, np.concatenate([np.stack([a, b, b + segments], 1), np.stack([a, b + segments, a + segments], 1)])
 
 
+def capped_cylinder(radius: float, depth: float, segments: int):
+    """Blender's cylinder along z, centred, as ``primitive_cylinder_add`` makes it: vertices
+    in pairs round the rim (bottom, top), ``segments`` side quads and an n-gon at each end
+    (its default "N-Gon" fill). Positions (n, 3) and polygons as Blender stores them
+    (corners, sizes), each facing out."""
+    phi = 2 * np.pi * np.arange(segments) / segments
+    points = np.zeros((segments, 2, 3))
+    points[..., 0], points[..., 1] = (radius * np.sin(phi))[:, None], (radius * np.cos(phi))[:, None]
+    points[:, :, 2] = [-depth / 2, depth / 2]
+    bottom, top = 2 * np.arange(segments), 2 * np.arange(segments) + 1
+    sides = np.stack([bottom, top, np.roll(top, -1), np.roll(bottom, -1)], axis=1)
+    corners = np.concatenate([sides.ravel(), np.roll(top[::-1], 2), bottom])
+    sizes = np.concatenate([np.full(segments, 4), [segments, segments]])
+    return points.reshape(-1, 3), (corners, sizes)
+
+
 def grid_surface(level: int, **settings) -> Surface:
     """A flat grid surface with uniform settings (keywords of ``LevelSettings.uniform``)."""
     return Surface(GridHierarchy(level), grid_rest(level), LevelSettings.uniform(level + 1, **settings))
