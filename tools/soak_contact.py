@@ -1,0 +1,184 @@
+"""Random presses, slides and lifts, every frame checked: a contact change's measure.
+
+Each case: a mesh about a metre across, turned at random (a subdivided monkey in a third of
+the cases, a UV sphere, an icosphere, a torus, Blender's cylinder with its n-gon caps); a ball
+(0.15-0.75 times the mesh's width) or a box (0.3-1.2 times it, 0.3-0.8 thick, its thin axis
+along the press) keyed to press into the mesh's furthest point along a random direction, 5 to
+30 % of its width deep by frame 8, hold to 12, slide up to 40 % of its width along the face by
+20 and leave by 27; a random preset, and random friction in a third of the cases. Every frame
+(1-30, through `scene.frame_set`, the evaluated mesh): the triangles turned over against their
+rest direction, how far a vertex is inside the collider, and how far a vertex is from rest.
+
+Usage: .venv/bin/python tools/soak_contact.py [--cases 260] [--first 0] [--json out.jsonl] [--zip build.zip]
+Prints each case's figures and the sums: the most triangles turned over in a frame, summed
+over the cases; the cases where a vertex went further than twice the press plus the slide;
+the deepest inside (a fraction of the mesh's size).
+"""
+
+import argparse
+import json
+import os
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+os.environ.setdefault("BLENDER_USER_RESOURCES", tempfile.mkdtemp(prefix="collision_response_soak_"))
+
+import bpy  # noqa: E402
+import mathutils  # noqa: E402
+import numpy as np  # noqa: E402
+
+sys.path[:0] = [str(ROOT / "tools"), str(ROOT / "tests" / "blender"), str(ROOT)]
+from build_extension import build  # noqa: E402
+
+from primitives import responding  # noqa: E402
+
+LAST = 30
+KINDS = ("monkey", "uv", "ico", "torus", "monkey", "cylinder")
+PRESETS = ("Rubber", "Jelly", "Flesh", "Soft Clay", "Stiff Shell", "Belly")
+
+
+def keyed(obj, path: dict) -> None:
+    bpy.context.preferences.edit.keyframe_new_interpolation_type = "LINEAR"
+    for frame, location in path.items():
+        obj.location = location
+        obj.keyframe_insert("location", frame=frame)
+
+
+def world_positions(obj) -> np.ndarray:
+    mesh = obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
+    local = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
+    mesh.vertices.foreach_get("co", local)
+    matrix = np.array(obj.matrix_world)
+    return local.reshape(-1, 3).astype(np.float64) @ matrix[:3, :3].T + matrix[:3, 3]
+
+
+def triangles(obj) -> np.ndarray:
+    polygons = [list(p.vertices) for p in obj.data.polygons]
+    return np.array([[p[0], p[i], p[i + 1]] for p in polygons for i in range(1, len(p) - 1)])
+
+
+def normals(points: np.ndarray, tris: np.ndarray) -> np.ndarray:
+    a, b, c = (points[tris[:, i]] for i in range(3))
+    return np.cross(b - a, c - a)
+
+
+def inside(collider, kind: str, radius: float, points: np.ndarray) -> np.ndarray:
+    matrix = np.array(collider.matrix_world)
+    if kind == "ball":  # inside its faces: its flat faces lie up to 1 % of the radius within it
+        return np.maximum(0.99 * radius - np.linalg.norm(points - matrix[:3, 3], axis=1), 0.0)
+    axes = matrix[:3, :3]
+    half = np.linalg.norm(axes, axis=0) / 2
+    room = half - np.abs((points - matrix[:3, 3]) @ (axes / np.linalg.norm(axes, axis=0)))
+    return np.where((room > 0).all(axis=1), room.min(axis=1), 0.0)
+
+
+def case(seed: int) -> dict:
+    rng = np.random.default_rng(1000 + seed)
+    bpy.ops.wm.read_homefile(use_empty=True)
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 1, LAST
+    kind = KINDS[seed % len(KINDS)]
+    obj = responding(kind, turned=tuple(rng.uniform(-1, 1, 3)))
+    bpy.context.view_layer.update()
+    matrix = np.array(obj.matrix_world)
+    rest = np.array([v.co for v in obj.data.vertices]) @ matrix[:3, :3].T + matrix[:3, 3]
+    width = float(np.ptp(rest, axis=0).max())
+    size = float(np.linalg.norm(np.ptp(rest, axis=0)))
+    collider_kind = ("ball", "box")[(seed // 6) % 2]
+    out = rng.normal(size=3)
+    out /= np.linalg.norm(out)
+    if collider_kind == "box":
+        bpy.ops.mesh.primitive_cube_add(size=1.0)
+        collider = bpy.context.active_object
+        collider.scale = (*(width * rng.uniform(0.3, 1.2, 2)), width * rng.uniform(0.3, 0.8))
+        z = -out
+        x = np.cross(z, rng.normal(size=3))
+        x /= np.linalg.norm(x)
+        collider.rotation_euler = mathutils.Matrix(np.stack([x, np.cross(z, x), z], 1).tolist()).to_euler()
+        bpy.context.view_layer.update()
+        half = collider.dimensions[2] / 2
+    else:
+        half = rng.uniform(0.15, 0.75) * width
+        bpy.ops.mesh.primitive_uv_sphere_add(radius=half, segments=32, ring_count=16)
+        collider = bpy.context.active_object
+    furthest = rest[np.argmax(rest @ out)]
+    depth = rng.uniform(0.05, 0.3) * width
+    pressed = furthest + out * (half - depth)
+    slide = rng.normal(size=3)
+    slide -= (slide @ out) * out
+    slide *= rng.uniform(0.0, 0.4) * width / np.linalg.norm(slide)
+    away = tuple(furthest + out * (half + 0.2))
+    keyed(collider, {1: away, 8: tuple(pressed), 12: tuple(pressed), 20: tuple(pressed + slide), 27: away})
+    scene.frame_set(1)
+    bpy.ops.object.select_all(action="DESELECT")
+    collider.select_set(True)
+    obj.select_set(True)
+    bpy.context.view_layer.objects.active = obj
+    bpy.ops.object.collision_response_enable()
+    preset = PRESETS[seed % 6 if seed % 5 else 0]
+    bpy.ops.script.execute_preset(
+        filepath=bpy.utils.preset_find(preset, "collision_response"), menu_idname="COLLISION_RESPONSE_MT_presets"
+    )
+    settings = obj.collision_response
+    settings.friction = 0.0 if seed % 3 else float(rng.uniform(0.0, 0.5))
+    tris = triangles(obj)
+    rest_normals = normals(rest, tris)
+    turned, deepest, moved = [], 0.0, 0.0
+    for frame in range(1, LAST + 1):
+        scene.frame_set(frame)
+        world = world_positions(obj)
+        turned.append(int(((normals(world, tris) * rest_normals).sum(axis=1) <= 0).sum()))
+        deepest = max(deepest, float(inside(collider, collider_kind, half, world).max()) / size)
+        moved = max(moved, float(np.linalg.norm(world - rest, axis=1).max()))
+    return dict(
+        seed=seed,
+        kind=kind,
+        collider=collider_kind,
+        preset=preset,
+        friction=settings.friction,
+        depth=depth,
+        slide=float(np.linalg.norm(slide)),
+        triangles=len(tris),
+        turned_most=max(turned),
+        turned_frames=turned,
+        inside=deepest,
+        moved=moved,
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--cases", type=int, default=260)
+    parser.add_argument("--first", type=int, default=0)
+    parser.add_argument("--json", type=Path)
+    parser.add_argument("--zip", type=Path, help="soak this build of the extension (an older commit's, say)")
+    args = parser.parse_args()
+    zip_path = args.zip or build(Path(tempfile.mkdtemp()))
+    bpy.ops.extensions.package_install_files(filepath=str(zip_path), repo="user_default", enable_on_install=True)
+    found = []
+    for seed in range(args.first, args.first + args.cases):
+        result = case(seed)
+        found.append(result)
+        far = result["moved"] > 2 * result["depth"] + result["slide"]
+        print(
+            f"{seed:4d} {result['kind']:8s} {result['collider']:4s} {result['preset']:11s} "
+            f"depth {result['depth']:.2f} slide {result['slide']:.2f} friction {result['friction']:.2f}: "
+            f"turned {result['turned_most']:4d}, inside {result['inside']:.1e}, moved {result['moved']:.3f}"
+            + ("  (beyond twice the press plus the slide)" if far else ""),
+            flush=True,
+        )
+        if args.json:
+            with args.json.open("a") as stream:
+                stream.write(json.dumps(result) + "\n")
+    beyond = [r["seed"] for r in found if r["moved"] > 2 * r["depth"] + r["slide"]]
+    print(
+        f"{len(found)} cases: most triangles turned over in a frame, summed: {sum(r['turned_most'] for r in found)}; "
+        f"beyond twice the press plus the slide: {len(beyond)} {beyond}; "
+        f"deepest inside: {max(r['inside'] for r in found):.1e} of the mesh's size"
+    )
+
+
+if __name__ == "__main__":
+    main()
