@@ -32,7 +32,7 @@ import numpy as np  # noqa: E402
 sys.path[:0] = [str(ROOT / "tools"), str(ROOT / "tests" / "blender"), str(ROOT)]
 from build_extension import build  # noqa: E402
 
-from primitives import responding  # noqa: E402
+from primitives import evaluated, responding  # noqa: E402
 
 LAST = 30
 KINDS = ("monkey", "uv", "ico", "torus", "monkey", "cylinder")
@@ -44,14 +44,6 @@ def keyed(obj, path: dict) -> None:
     for frame, location in path.items():
         obj.location = location
         obj.keyframe_insert("location", frame=frame)
-
-
-def world_positions(obj) -> np.ndarray:
-    mesh = obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
-    local = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
-    mesh.vertices.foreach_get("co", local)
-    matrix = np.array(obj.matrix_world)
-    return local.reshape(-1, 3).astype(np.float64) @ matrix[:3, :3].T + matrix[:3, 3]
 
 
 def triangles(obj) -> np.ndarray:
@@ -128,7 +120,7 @@ def case(seed: int) -> dict:
     turned, deepest, moved = [], 0.0, 0.0
     for frame in range(1, LAST + 1):
         scene.frame_set(frame)
-        world = world_positions(obj)
+        world = evaluated(obj)
         turned.append(int(((normals(world, tris) * rest_normals).sum(axis=1) <= 0).sum()))
         deepest = max(deepest, float(inside(collider, collider_kind, half, world).max()) / size)
         moved = max(moved, float(np.linalg.norm(world - rest, axis=1).max()))

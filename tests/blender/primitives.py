@@ -6,6 +6,15 @@ import numpy as np
 from core.topology import in_own_order
 
 
+def evaluated(obj) -> np.ndarray:
+    """The evaluated mesh's vertices in world space, (n, 3)."""
+    mesh = obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
+    positions = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
+    mesh.vertices.foreach_get("co", positions)
+    matrix = np.array(obj.matrix_world)
+    return positions.reshape(-1, 3).astype(np.float64) @ matrix[:3, :3].T + matrix[:3, 3]
+
+
 def mesh_arrays(obj) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Rest positions (n, 3), polygon corners, polygon sizes and edges of a mesh object (the
     topology read as the add-on reads it, ``blender.mesh_data.topology``)."""

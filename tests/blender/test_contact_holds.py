@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from benchmark_frame import scene_with as rigged_scene
 
-from primitives import scene_with_grid
+from primitives import evaluated, scene_with_grid
 
 
 @pytest.fixture(autouse=True)
@@ -42,15 +42,6 @@ def inside_depth(obj, points: np.ndarray) -> np.ndarray:
     """How far each point is inside a convex collider's polygonal surface (negative: outside)."""
     normals, offsets = planes(obj)
     return -(points @ normals.T - offsets).max(axis=1)
-
-
-def evaluated(obj) -> np.ndarray:
-    """The evaluated mesh's vertices in world space, (n, 3)."""
-    mesh = obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
-    positions = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
-    mesh.vertices.foreach_get("co", positions)
-    matrix = np.array(obj.matrix_world)
-    return positions.reshape(-1, 3).astype(np.float64) @ matrix[:3, :3].T + matrix[:3, 3]
 
 
 def face_normals_z(grid, positions: np.ndarray) -> np.ndarray:
