@@ -298,12 +298,13 @@ class MeshHierarchy:
 
 def _stranded(points: np.ndarray, keep: np.ndarray, transfer: _Transfer, span: np.ndarray) -> np.ndarray:
     """The mesh's vertices not kept that hang from their interpolated parent point further
-    than ``STRANDED`` times their ``span`` (their second shortest edge), (n,) bool. Such a vertex's detail turns
-    with the frame at its parent point, which is measured over that point's neighbours, much
-    nearer: a turn of that frame swings it round (the rim of Blender's cylinder hung from the
-    far end of its 1 m side edge, and a press there threw it a metre). Kept, it is a parent
-    itself. Only on the mesh itself: a thin tube's coarser levels are long edges beside short
-    ones by nature, and keeping more of them left some vertices no frame that turns."""
+    than ``STRANDED`` times their ``span`` (their second shortest edge), (n,) bool. Such a
+    vertex's detail turns with the frame at its parent point, which is measured over that
+    point's neighbours, much nearer: a turn of that frame swings it round (the rim of
+    Blender's cylinder hung from the far end of its 1 m side edge, and a press there threw it
+    a metre). Kept, it is a parent itself. Only on the mesh itself: a thin tube's coarser
+    levels are long edges beside short ones by nature, and keeping more of them left some
+    vertices no frame that turns."""
     parent = _interpolate(points[keep].T, transfer.parents, transfer.weights).T
     hang = np.sqrt(np.einsum("ij,ij->i", points - parent, points - parent))
     return ~keep & (hang > STRANDED * span)
