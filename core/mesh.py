@@ -131,13 +131,13 @@ class MeshHierarchy:
                 if kept < SMALLEST_LEVEL or kept > STALLED * fine.size:
                     break
                 transfer, coarse_graph = _coarsen(rest[fine], keep, h, t)
-                if fine.size == count:  # the mesh itself: a vertex hung far from its parent
-                    span = _second_shortest_edges(rest, h, t)
-                    # is kept as well, and the level coarsened again (rare: long edges beside
-                    # short ones), until none hangs so far: the others are placed anew each time.
-                    while (stranded := _stranded(rest, keep, transfer, span)).any():
-                        keep |= stranded
-                        transfer, coarse_graph = _coarsen(rest, keep, h, t)
+                # A vertex hung far from its parent is kept as well, and the level coarsened
+                # again (rare: long edges beside short ones), until none hangs so far: the
+                # others are placed anew each time.
+                span = _second_shortest_edges(rest[fine], h, t)
+                while (stranded := _stranded(rest[fine], keep, transfer, span)).any():
+                    keep |= stranded
+                    transfer, coarse_graph = _coarsen(rest[fine], keep, h, t)
                 if finest_frames is None:
                     finest_frames = pool.submit(_frame_stencil, transfer, rest[fine[keep]], (h, t), coarse_graph)
                 transfers.append(transfer)
@@ -297,14 +297,13 @@ class MeshHierarchy:
 
 
 def _stranded(points: np.ndarray, keep: np.ndarray, transfer: _Transfer, span: np.ndarray) -> np.ndarray:
-    """The mesh's vertices not kept that hang from their interpolated parent point further
+    """A level's vertices not kept that hang from their interpolated parent point further
     than ``STRANDED`` times their ``span`` (their second shortest edge), (n,) bool. Such a
     vertex's detail turns with the frame at its parent point, which is measured over that
     point's neighbours, much nearer: a turn of that frame swings it round (the rim of
     Blender's cylinder hung from the far end of its 1 m side edge, and a press there threw it
-    a metre). Kept, it is a parent itself. Only on the mesh itself: a thin tube's coarser
-    levels are long edges beside short ones by nature, and keeping more of them left some
-    vertices no frame that turns."""
+    a metre). Kept, it is a parent itself. On every level: the cylinder's next level hung from
+    its coarsest up to 2.1 m."""
     parent = _interpolate(points[keep].T, transfer.parents, transfer.weights).T
     hang = np.sqrt(np.einsum("ij,ij->i", points - parent, points - parent))
     return ~keep & (hang > STRANDED * span)

@@ -32,7 +32,7 @@ LAST = 30
 #: The torus turned, the cylinder lying at 50 degrees (one end's rim in the box), as Blender
 #: makes it: 64 vertices, a 32-gon at each end. Its far rim hung from the near end's frames a
 #: metre away (coarse levels of 15 and 6), and swung 0.9 m (4 of these 48 failed) until such
-#: vertices were kept on the coarser level (``core.mesh.STRANDED``: levels of 35 and 8).
+#: vertices were kept on the coarser level (``core.mesh.STRANDED``: levels of 35 and 10).
 POSED = {"torus": ((1.2, 0.3, 0.0), 0), "cylinder": ((0.9, 0.0, 0.0), 0)}
 
 
