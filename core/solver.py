@@ -119,11 +119,12 @@ class Surface:
         for j in range(1, self.level_count):
             lv = self._levels[j]
             parent, frames = self.hierarchy.prolong_with_frames(j, self._levels[j - 1].rest, method)
-            lv.reference = to_frame(frames(slice(None)), lv.rest - parent)
+            at_rest = frames(slice(None))
+            lv.reference = to_frame(at_rest, lv.rest - parent)
             # Where the rest shape is the parent surface (a flat region) this is rounding:
             # exactly 0 instead, so those vertices need no frame while nothing presses them.
             lv.reference[np.abs(lv.reference) < self._negligible] = 0
-            lv.detail = to_object(frames(slice(None)), lv.reference)
+            lv.detail = to_object(at_rest, lv.reference)
         self._built_for = method
 
     # -- reading and resetting ----------------------------------------------------------------
