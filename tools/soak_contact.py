@@ -32,18 +32,11 @@ import numpy as np  # noqa: E402
 sys.path[:0] = [str(ROOT / "tools"), str(ROOT / "tests" / "blender"), str(ROOT)]
 from build_extension import build  # noqa: E402
 
-from primitives import evaluated, responding  # noqa: E402
+from primitives import evaluated, inside_ball, inside_box, keyed, responding  # noqa: E402
 
 LAST = 30
 KINDS = ("monkey", "uv", "ico", "torus", "monkey", "cylinder")
 PRESETS = ("Rubber", "Jelly", "Flesh", "Soft Clay", "Stiff Shell", "Belly")
-
-
-def keyed(obj, path: dict) -> None:
-    bpy.context.preferences.edit.keyframe_new_interpolation_type = "LINEAR"
-    for frame, location in path.items():
-        obj.location = location
-        obj.keyframe_insert("location", frame=frame)
 
 
 def triangles(obj) -> np.ndarray:
@@ -54,16 +47,6 @@ def triangles(obj) -> np.ndarray:
 def normals(points: np.ndarray, tris: np.ndarray) -> np.ndarray:
     a, b, c = (points[tris[:, i]] for i in range(3))
     return np.cross(b - a, c - a)
-
-
-def inside(collider, kind: str, radius: float, points: np.ndarray) -> np.ndarray:
-    matrix = np.array(collider.matrix_world)
-    if kind == "ball":  # inside its faces: its flat faces lie up to 1 % of the radius within it
-        return np.maximum(0.99 * radius - np.linalg.norm(points - matrix[:3, 3], axis=1), 0.0)
-    axes = matrix[:3, :3]
-    half = np.linalg.norm(axes, axis=0) / 2
-    room = half - np.abs((points - matrix[:3, 3]) @ (axes / np.linalg.norm(axes, axis=0)))
-    return np.where((room > 0).all(axis=1), room.min(axis=1), 0.0)
 
 
 def case(seed: int) -> dict:
@@ -122,7 +105,8 @@ def case(seed: int) -> dict:
         scene.frame_set(frame)
         world = evaluated(obj)
         turned.append(int(((normals(world, tris) * rest_normals).sum(axis=1) <= 0).sum()))
-        deepest = max(deepest, float(inside(collider, collider_kind, half, world).max()) / size)
+        within = inside_ball(collider, half, world) if collider_kind == "ball" else inside_box(collider, world)
+        deepest = max(deepest, float(within.max()) / size)
         moved = max(moved, float(np.linalg.norm(world - rest, axis=1).max()))
     return dict(
         seed=seed,

@@ -15,6 +15,35 @@ def evaluated(obj) -> np.ndarray:
     return positions.reshape(-1, 3).astype(np.float64) @ matrix[:3, :3].T + matrix[:3, 3]
 
 
+def keyed(obj, path: dict[int, tuple]) -> None:
+    """Key ``obj``'s location at the given frames, linearly between them."""
+    edit = bpy.context.preferences.edit
+    interpolation, edit.keyframe_new_interpolation_type = edit.keyframe_new_interpolation_type, "LINEAR"
+    try:
+        for frame, location in path.items():
+            obj.location = location
+            obj.keyframe_insert("location", frame=frame)
+    finally:
+        edit.keyframe_new_interpolation_type = interpolation
+
+
+def inside_box(box, points: np.ndarray) -> np.ndarray:
+    """How far each world point is inside the (scaled, turned) unit cube ``box``: its
+    distance to the nearest face, 0 outside."""
+    matrix = np.array(box.matrix_world)
+    axes = matrix[:3, :3]
+    half = np.linalg.norm(axes, axis=0) / 2  # the box's half extents along its own axes
+    local = (points - matrix[:3, 3]) @ (axes / np.linalg.norm(axes, axis=0))  # along its unit axes
+    room = half - np.abs(local)
+    return np.where((room > 0).all(axis=1), room.min(axis=1), 0.0)
+
+
+def inside_ball(ball, radius: float, points: np.ndarray) -> np.ndarray:
+    """How far each world point is inside a UV sphere of ``radius``: inside its faces (its
+    vertices on the sphere, its flat faces up to 1 % of the radius within it)."""
+    return np.maximum(0.99 * radius - np.linalg.norm(points - np.array(ball.matrix_world)[:3, 3], axis=1), 0.0)
+
+
 def mesh_arrays(obj) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Rest positions (n, 3), polygon corners, polygon sizes and edges of a mesh object (the
     topology read as the add-on reads it, ``blender.mesh_data.topology``)."""

@@ -26,7 +26,7 @@ import pytest
 from test_contact_holds import enable, evaluated, keyed
 from test_secondary import apply_preset
 
-from primitives import responding
+from primitives import inside_box, responding
 
 LAST = 30
 #: The torus turned, the cylinder lying at 50 degrees (one end's rim in the box), as Blender
@@ -40,17 +40,6 @@ POSED = {"torus": ((1.2, 0.3, 0.0), 0), "cylinder": ((0.9, 0.0, 0.0), 0)}
 def empty(addon):
     yield
     bpy.ops.wm.read_homefile(use_empty=True)
-
-
-def inside_depth(box, points: np.ndarray) -> np.ndarray:
-    """How far each world point is inside the (scaled, turned) unit cube ``box``: its
-    distance to the nearest face, 0 outside."""
-    matrix = np.array(box.matrix_world)
-    axes = matrix[:3, :3]
-    half = np.linalg.norm(axes, axis=0) / 2  # the box's half extents along its own axes
-    local = (points - matrix[:3, 3]) @ (axes / np.linalg.norm(axes, axis=0))  # along its unit axes
-    room = half - np.abs(local)
-    return np.where((room > 0).all(axis=1), room.min(axis=1), 0.0)
 
 
 def under_plane(plane, points: np.ndarray) -> np.ndarray:
@@ -84,7 +73,7 @@ def test_a_mesh_made_inside_a_floor_is_pushed_out_toward_its_part_outside(seed, 
         bpy.context.view_layer.update()
         up = np.array(box.matrix_world)[:3, 2] / np.linalg.norm(np.array(box.matrix_world)[:3, 2])
         box.location = tuple(-up * thickness / 2)  # its top through the origin
-        depth_in = lambda points: inside_depth(box, points)  # noqa: E731
+        depth_in = lambda points: inside_box(box, points)  # noqa: E731
     else:  # a plane through the origin, facing up
         bpy.ops.mesh.primitive_plane_add(size=width, rotation=(*tilt, 0.0))
         box = bpy.context.active_object

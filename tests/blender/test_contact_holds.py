@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 from benchmark_frame import scene_with as rigged_scene
 
-from primitives import evaluated, scene_with_grid
+from primitives import evaluated, keyed, scene_with_grid
 
 
 @pytest.fixture(autouse=True)
@@ -52,18 +52,6 @@ def face_normals_z(grid, positions: np.ndarray) -> np.ndarray:
         n = np.cross(positions[quads[:, b]] - positions[quads[:, a]], positions[quads[:, c]] - positions[quads[:, a]])
         normals.append(n[:, 2] / np.linalg.norm(n, axis=1))
     return np.concatenate(normals)
-
-
-def keyed(obj, path: dict[int, tuple]) -> None:
-    """Key ``obj``'s location at the given frames, linearly between them."""
-    edit = bpy.context.preferences.edit
-    interpolation, edit.keyframe_new_interpolation_type = edit.keyframe_new_interpolation_type, "LINEAR"
-    try:
-        for frame, location in path.items():
-            obj.location = location
-            obj.keyframe_insert("location", frame=frame)
-    finally:
-        edit.keyframe_new_interpolation_type = interpolation
 
 
 def ball(radius: float, location) -> bpy.types.Object:

@@ -26,19 +26,12 @@ away from it; or a push went through the ball's middle, 2 cm from a way out).
 import bpy
 import numpy as np
 import pytest
-from test_born_inside import inside_depth
 from test_contact_holds import enable, evaluated, keyed
 from test_secondary import apply_preset
 
-from primitives import responding
+from primitives import inside_ball, inside_box, responding
 
 LAST = 30
-
-
-def inside_ball(ball, radius: float, points: np.ndarray) -> np.ndarray:
-    """How far each world point is inside a UV sphere of ``radius``: inside its faces (its
-    vertices on the sphere, its flat faces up to 1 % of the radius within it)."""
-    return np.maximum(0.99 * radius - np.linalg.norm(points - np.array(ball.matrix_world)[:3, 3], axis=1), 0.0)
 
 
 @pytest.fixture(autouse=True)
@@ -120,7 +113,7 @@ def press_deep_and_slide(seed: int, collider: str, kind: str) -> None:
     for frame in range(1, LAST + 1):
         scene.frame_set(frame)
         world = evaluated(obj)
-        inside = (inside_depth(box, world) if collider == "box" else inside_ball(box, half, world)).max()
+        inside = (inside_box(box, world) if collider == "box" else inside_ball(box, half, world)).max()
         assert inside <= 1e-3 * size, f"frame {frame}: a vertex {inside:.4f} inside the {collider}"
         moved = np.linalg.norm(world - rest, axis=1).max()
         assert moved <= allowed, f"frame {frame}: a vertex moved {moved:.3f} (allowed {allowed:.3f}, depth {depth:.3f})"
