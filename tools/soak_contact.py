@@ -9,10 +9,12 @@ along the press) keyed to press into the mesh's furthest point along a random di
 (1-30, through `scene.frame_set`, the evaluated mesh): the triangles turned over against their
 rest direction, how far a vertex is inside the collider, and how far a vertex is from rest.
 
-Usage: .venv/bin/python tools/soak_contact.py [--cases 260] [--first 0] [--json out.jsonl] [--zip build.zip]
+Usage: .venv/bin/python tools/soak_contact.py [--cases 260] [--first 0] [--json out.jsonl] [--zip build.zip] [--carried]
 Prints each case's figures and the sums: the most triangles turned over in a frame, summed
 over the cases; the cases where a vertex went further than twice the press plus the slide;
-the deepest inside (a fraction of the mesh's size).
+the deepest inside (a fraction of the mesh's size). ``--carried``: each case played again
+with the mesh and the collider carried together by a moving, turning parent, its figures,
+and how far its shape (in the mesh's own space) strays from the still one's.
 """
 
 import argparse
@@ -32,7 +34,7 @@ import numpy as np  # noqa: E402
 sys.path[:0] = [str(ROOT / "tools"), str(ROOT / "tests" / "blender"), str(ROOT)]
 from build_extension import build  # noqa: E402
 
-from primitives import evaluated, inside_ball, inside_box, keyed, responding  # noqa: E402
+from primitives import carry, evaluated, inside_ball, inside_box, keyed, local, responding  # noqa: E402
 
 LAST = 30
 KINDS = ("monkey", "uv", "ico", "torus", "monkey", "cylinder")
@@ -49,7 +51,7 @@ def normals(points: np.ndarray, tris: np.ndarray) -> np.ndarray:
     return np.cross(b - a, c - a)
 
 
-def case(seed: int) -> dict:
+def case(seed: int, carried: bool = False) -> dict:
     rng = np.random.default_rng(1000 + seed)
     bpy.ops.wm.read_homefile(use_empty=True)
     scene = bpy.context.scene
@@ -86,6 +88,8 @@ def case(seed: int) -> dict:
     slide *= rng.uniform(0.0, 0.4) * width / np.linalg.norm(slide)
     away = tuple(furthest + out * (half + 0.2))
     keyed(collider, {1: away, 8: tuple(pressed), 12: tuple(pressed), 20: tuple(pressed + slide), 27: away})
+    if carried:
+        carry((obj, collider), np.random.default_rng(5000 + seed), LAST)
     scene.frame_set(1)
     bpy.ops.object.select_all(action="DESELECT")
     collider.select_set(True)
@@ -100,14 +104,16 @@ def case(seed: int) -> dict:
     settings.friction = 0.0 if seed % 3 else float(rng.uniform(0.0, 0.5))
     tris = triangles(obj)
     rest_normals = normals(rest, tris)
-    turned, deepest, moved = [], 0.0, 0.0
+    turned, deepest, moved, shapes = [], 0.0, 0.0, []
     for frame in range(1, LAST + 1):
         scene.frame_set(frame)
         world = evaluated(obj)
-        turned.append(int(((normals(world, tris) * rest_normals).sum(axis=1) <= 0).sum()))
         within = inside_ball(collider, half, world) if collider_kind == "ball" else inside_box(collider, world)
         deepest = max(deepest, float(within.max()) / size)
-        moved = max(moved, float(np.linalg.norm(world - rest, axis=1).max()))
+        shape = local(obj)  # the mesh's own space: the world of the still case
+        shapes.append(shape)
+        turned.append(int(((normals(shape, tris) * rest_normals).sum(axis=1) <= 0).sum()))
+        moved = max(moved, float(np.linalg.norm(shape - rest, axis=1).max()))
     return dict(
         seed=seed,
         kind=kind,
@@ -121,6 +127,7 @@ def case(seed: int) -> dict:
         turned_frames=turned,
         inside=deepest,
         moved=moved,
+        shapes=np.array(shapes),
     )
 
 
@@ -130,18 +137,30 @@ def main() -> None:
     parser.add_argument("--first", type=int, default=0)
     parser.add_argument("--json", type=Path)
     parser.add_argument("--zip", type=Path, help="soak this build of the extension (an older commit's, say)")
+    parser.add_argument(
+        "--carried",
+        action="store_true",
+        help="play each case again with the mesh and the collider carried together by a moving, turning "
+        "parent, and say how far its shape strays from the still case's (a fraction of the mesh's size)",
+    )
     args = parser.parse_args()
     zip_path = args.zip or build(Path(tempfile.mkdtemp()))
     bpy.ops.extensions.package_install_files(filepath=str(zip_path), repo="user_default", enable_on_install=True)
     found = []
     for seed in range(args.first, args.first + args.cases):
         result = case(seed)
+        if args.carried:
+            still, result = result, case(seed, carried=True)
+            size = float(np.linalg.norm(np.ptp(still["shapes"][0], axis=0)))
+            result["strays"] = float(np.abs(result["shapes"] - still["shapes"]).max()) / size
+        del result["shapes"]
         found.append(result)
         far = result["moved"] > 2 * result["depth"] + result["slide"]
         print(
             f"{seed:4d} {result['kind']:8s} {result['collider']:4s} {result['preset']:11s} "
             f"depth {result['depth']:.2f} slide {result['slide']:.2f} friction {result['friction']:.2f}: "
             f"turned {result['turned_most']:4d}, inside {result['inside']:.1e}, moved {result['moved']:.3f}"
+            + (f", strays {result['strays']:.1e}" if args.carried else "")
             + ("  (beyond twice the press plus the slide)" if far else ""),
             flush=True,
         )
@@ -153,6 +172,7 @@ def main() -> None:
         f"{len(found)} cases: most triangles turned over in a frame, summed: {sum(r['turned_most'] for r in found)}; "
         f"beyond twice the press plus the slide: {len(beyond)} {beyond}; "
         f"deepest inside: {max(r['inside'] for r in found):.1e} of the mesh's size"
+        + (f"; strays from the still case: {max(r['strays'] for r in found):.1e}" if args.carried else "")
     )
 
 

@@ -43,6 +43,7 @@ class Collider:
     #: An open collider whose points all lie in one plane (a plane as floor): its faces' unit
     #: normal, world space, as the rays see them (``inverted`` turns it); None for any other.
     flat: np.ndarray | None = None
+    matrix: np.ndarray | None = None  # (4, 4) its world matrix as evaluated
 
 
 def usable_colliders(
@@ -119,6 +120,7 @@ def usable_colliders(
                 shape.closed,
                 shape.inside_out,
                 flat,
+                matrix,
             )
         )
     return usable, messages

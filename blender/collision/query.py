@@ -9,6 +9,11 @@ cast in Blender's own C++ (``raycast.RayCaster``).
 
 A vertex resting on a still rigid collider needs no ray: where the last ray found it on a
 face, the plane of that face answers until the vertex moves away (most of a held press).
+
+The rules work in the mesh's own rigid frame (its object's rotation and location), not the
+world's: what they see and remember (each collider's motion, each vertex's, press axes,
+sides, where vertices rest) is relative to the mesh. A mesh and its collider carried together
+by a moving, turning parent (a hand on a walking character's belly) press as if both held still.
 """
 
 import itertools
@@ -38,6 +43,12 @@ from .raycast import RayCaster
 
 if TYPE_CHECKING:
     from ...core import VertexNormals
+
+
+#: Blender keeps object matrices in single precision: an object carried together with the
+#: mesh by a moving parent is still against it only to about 1e-7 of the matrices' entries
+#: (their scale and distance from the origin); this much is taken for still.
+ROUNDING = 1e-6
 
 
 @dataclass
@@ -88,10 +99,12 @@ class CollisionQuery:
         self._vertex_normals = normals
         self.contacts = Contacts(0)
         self.near = np.zeros(0, dtype=bool)  # the broad phase's answer at the last full query
-        self._previous: dict[str, np.ndarray] = {}  # collider name -> last world matrix
+        # collider name -> its last world matrix, and that matrix in the mesh's rigid frame
+        self._previous: dict[str, tuple[np.ndarray, np.ndarray]] = {}
         # The positions the last query was given (kept, not copied: a caller passes a new
-        # array each time) and the object's matrix then: each vertex's own motion.
-        self._last: tuple[np.ndarray, np.ndarray] | None = None
+        # array each time) and the object's matrix then, in the world and in its rigid frame
+        # (``_seen``): each vertex's own motion.
+        self._last: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
         self._resting: Resting | None = None
         self._broad: _Broad | None = None  # the last whole query's broad phase
         # How far the last step moved a vertex it did not push (told by a frame's second query):
@@ -166,6 +179,8 @@ class CollisionQuery:
         contact.sources = [c.obj.name for c in colliders]
         matrix = np.array(deformable.matrix_world, dtype=np.float64)
         inverse = np.linalg.inv(matrix)
+        frame = _rigid_frame(matrix)  # the rules' space: see the module's docstring
+        seen = _seen(_from_frame(frame) @ matrix, None if self._last is None else self._last[2], matrix)
         if whole:
             behind = self._behind_open(positions, colliders, matrix, inverse)
             near_each = self._broad_phase(positions, colliders, standoff, inverse, behind)
@@ -188,8 +203,8 @@ class CollisionQuery:
         near = np.zeros(count, dtype=bool)
         for index in near_each:
             near[index] = True
-        moves = self._moves(colliders) if whole else [np.eye(4)] * len(colliders)
-        last, self._last = self._last, (positions, matrix)
+        moves = self._moves(colliders, frame) if whole else [np.eye(4)] * len(colliders)
+        last, self._last = self._last, (positions, matrix, seen)
         if whole:
             self.near = near
             far = {c.obj.name for c, index in zip(colliders, near_each, strict=True) if not index.size}
@@ -203,20 +218,21 @@ class CollisionQuery:
                 self._resting = None
             return contact
         queried = near.nonzero()[0]
-        points = positions[queried] @ matrix[:3, :3].T + matrix[:3, 3]
+        points = positions[queried] @ seen[:3, :3].T + seen[:3, 3]
         approach = _travelled(points, queried, last)
         if normals is None:
             local_normals = self._normals_at(positions, queried)
         else:
             local_normals = normals(queried) if callable(normals) else normals[queried]
-        normal_world = _unit(local_normals @ inverse[:3, :3])  # normals: the inverse transpose
+        to_object = np.linalg.inv(seen)
+        normal_world = _unit(local_normals @ to_object[:3, :3])  # normals: the inverse transpose
         state = (
-            [(c.obj.name, np.array(c.obj.matrix_world).tobytes()) for c in colliders],
-            matrix.tobytes(),
+            [(c.obj.name, self._in_frame(c, frame).tobytes()) for c in colliders],
+            seen.tobytes(),
             friction,
             standoff,
         )
-        rules = self._colliders(colliders, depsgraph, matrix)
+        rules = self._colliders(colliders, depsgraph, seen, frame)
         tolerance = TOUCH_TOLERANCE * float(rules.scales().min())
         resting = self._resting
         if resting is None or resting.origin.shape[0] != count:
@@ -233,7 +249,7 @@ class CollisionQuery:
         # collider sends a vertex it holds back toward its rest (``Contacts.push``).
         moved_by = None
         if offsets is not None and (friction > 0 or any(c.obj.name in self.contacts.wide for c in colliders)):
-            moved_by = offsets(queried) @ matrix[:3, :3].T
+            moved_by = offsets(queried) @ seen[:3, :3].T
         if all(c.rigid for c in colliders):
             still = resting.still(queried, points, standoff, tolerance)
             contact.touching[queried[still]] = True
@@ -260,7 +276,7 @@ class CollisionQuery:
             # a rounding-size vector (a turned object), which reads as a push: held where it is,
             # and not asked again after the step (a sheet relaxed into a withdrawing cone).
             pushed = nonzero_rows(found.push).nonzero()[0]
-            local = found.push[pushed] @ inverse[:3, :3].T
+            local = found.push[pushed] @ to_object[:3, :3].T
             contact.displacement[queried[pushed]] = local
             if found.source is not None:
                 contact.source[queried] = found.source
@@ -326,7 +342,7 @@ class CollisionQuery:
         last = self._last
         if last is None or last[0].shape != positions.shape:
             return [0.0 if c.closed else _local(c.radius, inverse) for c in colliders]
-        before, was = last
+        before, was, _ = last
         if positions is before or not positions.size:
             low, high = (positions.min(axis=0), positions.max(axis=0)) if positions.size else (np.zeros(3),) * 2
             furthest = _box_moved(low, high, matrix - was)
@@ -345,7 +361,7 @@ class CollisionQuery:
                 behind.append(0.0)
                 continue
             now = np.array(c.obj.matrix_world, dtype=np.float64)
-            back = self._previous.get(c.obj.name, now) @ np.linalg.inv(now)  # now -> where it was
+            back = self._previous.get(c.obj.name, (now,))[0] @ np.linalg.inv(now)  # now -> where it was
             # And as deep as it pushed a vertex at the last query: a mesh made across a plane,
             # neither moving, was found behind it by the first query (which looks as far as
             # the plane's size) and then never again, left 20 cm under it.
@@ -362,24 +378,33 @@ class CollisionQuery:
                 mine = lengths[found.source == k] if found.source is not None else lengths
                 self._pushed_behind[c.obj.name] = float(mine.max(initial=0.0))
 
-    def _colliders(self, colliders: list[Collider], depsgraph, matrix: np.ndarray) -> Colliders:
-        """The colliders as the contact rules see them, with Blender's ray caster (``matrix``:
-        the mesh's world matrix, which scales its size)."""
+    def _colliders(self, colliders: list[Collider], depsgraph, matrix: np.ndarray, frame: np.ndarray) -> Colliders:
+        """The colliders as the contact rules see them, in the mesh's rigid ``frame`` (a 4 x 4
+        world matrix), with Blender's ray caster (``matrix``: the mesh's matrix in that frame,
+        which scales its size)."""
         objects = [c.obj for c in colliders]
         patches = [self._patch(c) for c in colliders]
+        turn, at = frame[:3, :3], frame[:3, 3]
+        moved = not np.array_equal(frame, np.eye(4))
 
         def cast(origins: np.ndarray, rays: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-            return self.caster.cast(objects, origins, rays, depsgraph, patches)
+            if not moved:
+                return self.caster.cast(objects, origins, rays, depsgraph, patches)
+            world = origins @ turn.T + at
+            signed, normals = self.caster.cast(objects, world, rays @ turn.T, depsgraph, patches)
+            return signed, (normals @ turn).astype(normals.dtype)  # the world's normals in the frame
 
+        into = _from_frame(frame)
+        flat = None if all(c.flat is None for c in colliders) else _flat_normals(colliders) @ turn
         return Colliders(
             [c.obj.name for c in colliders],
-            np.array([c.centre for c in colliders]),
+            np.array([into[:3, :3] @ c.centre + into[:3, 3] for c in colliders]),
             np.array([c.radius for c in colliders]),
             turned(cast, np.array([c.inverted for c in colliders])),
             np.array([c.kind for c in colliders], dtype=np.int8),
             np.array([not c.closed for c in colliders]),
             None if self.size is None else self.size * float(np.linalg.norm(matrix[:3, :3], 2)),
-            None if all(c.flat is None for c in colliders) else _flat_normals(colliders),
+            flat,
         )
 
     def _reach(self, colliders: list[Collider], near_each: list[np.ndarray], queried, count: int) -> np.ndarray | None:
@@ -413,29 +438,71 @@ class CollisionQuery:
             raise ValueError("the query needs normals: pass them, or build it with the mesh's VertexNormals")
         return self._vertex_normals(positions, index)
 
-    def _moves(self, colliders: list[Collider]) -> list[np.ndarray]:
-        """Each collider's rigid motion (a 4 x 4 world matrix) since the last query, which
-        every whole query records; a deforming collider's own shape change is not counted."""
+    def _moves(self, colliders: list[Collider], frame: np.ndarray) -> list[np.ndarray]:
+        """Each collider's rigid motion since the last query (a 4 x 4 matrix), in the mesh's
+        rigid ``frame`` (its motion against the mesh's), which every whole query records; a
+        deforming collider's own shape change is not counted."""
         moves = []
         for collider in colliders:
-            now = np.array(collider.obj.matrix_world, dtype=np.float64)
-            before = self._previous.get(collider.obj.name, now)
-            self._previous[collider.obj.name] = now
+            before = self._previous.get(collider.obj.name, (None, None))[1]
+            now = self._in_frame(collider, frame)
+            before = now if before is None else before
+            self._previous[collider.obj.name] = (np.array(collider.obj.matrix_world, dtype=np.float64), now)
             # Still: exactly no motion. A turned matrix times its own inverse is the identity
             # only to rounding, and a 1e-17 motion reads as one: a plane made through a mesh
             # was judged met from behind by the few vertices behind it (pushed through).
             moves.append(np.eye(4) if np.array_equal(now, before) else now @ np.linalg.inv(before))
         return moves
 
+    def _in_frame(self, collider: Collider, frame: np.ndarray) -> np.ndarray:
+        """``collider``'s matrix in the mesh's rigid ``frame``: its last where unchanged to rounding."""
+        world = np.array(collider.obj.matrix_world, dtype=np.float64)
+        return _seen(_from_frame(frame) @ world, self._previous.get(collider.obj.name, (None, None))[1], world, frame)
 
-def _travelled(points: np.ndarray, index: np.ndarray, last: tuple[np.ndarray, np.ndarray] | None) -> np.ndarray:
-    """How far vertices ``index``, now at world ``points``, moved in the world since the last
-    query (``last``: the positions it was given and the object's matrix then); zero the
-    first time."""
+
+def _travelled(points: np.ndarray, index: np.ndarray, last: tuple | None) -> np.ndarray:
+    """How far vertices ``index``, now at ``points`` in the mesh's rigid frame, moved in that
+    frame since the last query (``last``: the positions it was given and the object's
+    matrices then); zero the first time."""
     if last is None:
         return np.zeros_like(points)
-    before, matrix = last
+    before, _, matrix = last
     return points - (before[index] @ matrix[:3, :3].T + matrix[:3, 3])
+
+
+def _rigid_frame(matrix: np.ndarray) -> np.ndarray:
+    """The rigid part of an object's world ``matrix`` (4 x 4): its location, and the rotation
+    of its polar decomposition (a proper one: a mirrored object keeps its mirror in what is
+    left). Exactly the identity's rotation where that is within rounding of it."""
+    u, _, vt = np.linalg.svd(matrix[:3, :3])
+    if np.linalg.det(u @ vt) < 0:
+        u[:, -1] = -u[:, -1]
+    frame = np.eye(4)
+    rotation = u @ vt
+    if not np.allclose(rotation, frame[:3, :3], rtol=0.0, atol=1e-12):
+        frame[:3, :3] = rotation
+    frame[:3, 3] = matrix[:3, 3]
+    return frame
+
+
+def _from_frame(frame: np.ndarray) -> np.ndarray:
+    """The inverse of a rigid ``frame``: the world into it."""
+    into = np.eye(4)
+    into[:3, :3] = frame[:3, :3].T
+    into[:3, 3] = -frame[:3, :3].T @ frame[:3, 3]
+    return into
+
+
+def _seen(matrix: np.ndarray, before: np.ndarray | None, *worlds: np.ndarray) -> np.ndarray:
+    """A matrix in the mesh's rigid frame, ``before`` (its last value) where it is that within
+    the rounding of Blender's single-precision matrices (``worlds``: those it was made from,
+    whose distance from the origin that rounding grows with): carried together with the mesh,
+    an object is exactly still in it (the rules read a rounding-size motion as one: friction
+    tilted a push toward it, at full strength)."""
+    if before is None:
+        return matrix
+    scale = 1.0 + max(float(np.abs(world).max()) for world in worlds)
+    return before if np.allclose(matrix, before, rtol=0.0, atol=ROUNDING * scale) else matrix
 
 
 def _near(
@@ -471,7 +538,24 @@ def _near(
     radius = (collider.radius + margin) * np.linalg.norm(to_local[:3, :3], 2) + pad
     offset = positions.take(boxed, axis=0).astype(np.float64)  # take: rows, several times faster
     offset -= centre
-    return boxed[np.einsum("ij,ij->i", offset, offset) <= radius**2]
+    boxed = boxed[np.einsum("ij,ij->i", offset, offset) <= radius**2]
+    return boxed if pad > 0 else _near_own_box(positions, boxed, collider, margin, to_local)
+
+
+def _near_own_box(positions, index, collider: Collider, margin: float, to_local: np.ndarray) -> np.ndarray:
+    """Of vertices ``index``, those within ``margin`` (world) of the collider's own box, the
+    box of its shape in its own space. The box above is the world's, larger as the collider
+    and the mesh turn against the world: what is near (and so what the press axis is made
+    from) must not depend on that. Measured as the box's own axes stretch, exact for a
+    scaled and turned collider, at most the true distance for a sheared one; within the
+    world's box grown by ``margin``, so it only drops vertices."""
+    if collider.local_low is None or collider.local_high is None or collider.matrix is None or not index.size:
+        return index
+    into = np.linalg.solve(collider.matrix, np.linalg.inv(to_local))  # the mesh's space -> the collider's
+    local = positions.take(index, axis=0).astype(np.float64) @ into[:3, :3].T + into[:3, 3]
+    beyond = np.maximum(collider.local_low - local, 0.0) + np.maximum(local - collider.local_high, 0.0)
+    gap = beyond @ collider.matrix[:3, :3].T
+    return index[np.einsum("ij,ij->i", gap, gap) <= margin**2]
 
 
 def _box_moved(low: np.ndarray, high: np.ndarray, change: np.ndarray) -> float:

@@ -6,13 +6,37 @@ import numpy as np
 from core.topology import in_own_order
 
 
-def evaluated(obj) -> np.ndarray:
-    """The evaluated mesh's vertices in world space, (n, 3)."""
+def local(obj) -> np.ndarray:
+    """The evaluated mesh's vertices in its own space, (n, 3)."""
     mesh = obj.evaluated_get(bpy.context.evaluated_depsgraph_get()).data
     positions = np.empty(len(mesh.vertices) * 3, dtype=np.float32)
     mesh.vertices.foreach_get("co", positions)
+    return positions.reshape(-1, 3).astype(np.float64)
+
+
+def evaluated(obj) -> np.ndarray:
+    """The evaluated mesh's vertices in world space, (n, 3)."""
     matrix = np.array(obj.matrix_world)
-    return positions.reshape(-1, 3).astype(np.float64) @ matrix[:3, :3].T + matrix[:3, 3]
+    return local(obj) @ matrix[:3, :3].T + matrix[:3, 3]
+
+
+def carry(objects, rng: np.random.Generator, last: int) -> bpy.types.Object:
+    """Parent ``objects`` to a new empty that moves up to 0.3 m and turns up to 0.3 radians a
+    frame, on a random path to frame ``last``: what each sees of the others does not change
+    (a hand on a walking character's belly, a tracking shot). Their local transforms are
+    kept as they were (the identity parent inverse). The empty."""
+    carrier = bpy.data.objects.new("carrier", None)
+    bpy.context.scene.collection.objects.link(carrier)
+    location, rotation = np.zeros(3), np.zeros(3)
+    for frame in range(1, last + 1, 3):
+        carrier.location, carrier.rotation_euler = tuple(location), tuple(rotation)
+        carrier.keyframe_insert("location", frame=frame)
+        carrier.keyframe_insert("rotation_euler", frame=frame)
+        location = location + rng.uniform(-0.9, 0.9, 3)
+        rotation = rotation + rng.uniform(-0.9, 0.9, 3)
+    for obj in objects:
+        obj.parent = carrier
+    return carrier
 
 
 def keyed(obj, path: dict[int, tuple]) -> None:
