@@ -3,7 +3,9 @@ of the colliders, when it touches one, and when it still rests on one without a 
 
 Pure numpy: the rays are cast by a function the caller gives (Blender's Geometry Nodes in
 the add-on, exact spheres and boxes in the tests), so every rule here is tested without
-Blender. All vectors are world space, rows (m, 3); ``k`` colliders, ``m`` vertices asked.
+Blender. All vectors are world space, rows (m, 3) (any rigid frame will do: the add-on's is
+the mesh's own, so that a mesh and a collider moving together are still to each other);
+``k`` colliders, ``m`` vertices asked.
 
 The rules that keep a contact from folding, popping through or running away:
 

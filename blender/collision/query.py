@@ -546,9 +546,10 @@ def _near_own_box(positions, index, collider: Collider, margin: float, to_local:
     """Of vertices ``index``, those within ``margin`` (world) of the collider's own box, the
     box of its shape in its own space. The box above is the world's, larger as the collider
     and the mesh turn against the world: what is near (and so what the press axis is made
-    from) must not depend on that. Measured as the box's own axes stretch, exact for a
-    scaled and turned collider, at most the true distance for a sheared one; within the
-    world's box grown by ``margin``, so it only drops vertices."""
+    from) must not depend on that. Measured as the box's own axes stretch: exact for a
+    scaled and turned collider, more than the true distance for a sheared one (which may
+    lose a vertex at the margin's edge). Such vertices lie within the world's box grown by
+    ``margin``: this only drops vertices."""
     if collider.local_low is None or collider.local_high is None or collider.matrix is None or not index.size:
         return index
     into = np.linalg.solve(collider.matrix, np.linalg.inv(to_local))  # the mesh's space -> the collider's
