@@ -226,6 +226,16 @@ class Contacts:
                 self.all_round.discard(name)
                 self.kept_axes.pop(name, None)
 
+    def turn(self, name: str, rotation: np.ndarray) -> None:
+        """Collider ``name`` turned by ``rotation`` (3 x 3) since the last query: the axes it was
+        aimed along turn with it. A wall swinging round a mesh (or, seen from the mesh, a mesh
+        spinning against a still wall) kept the axis its faces gave it where they no longer
+        were, and pushed the mesh along that, 1.8 m."""
+        for axes in (self.axes, self.kept_axes, self.last_axes):
+            axis = axes.get(name)
+            if axis is not None:
+                axes[name] = rotation @ axis
+
     def forget(self, which: np.ndarray) -> None:
         """Vertices ``which`` are clearly out of contact (near no collider)."""
         self.side[which] = 0

@@ -204,6 +204,9 @@ class CollisionQuery:
         for index in near_each:
             near[index] = True
         moves = self._moves(colliders, frame) if whole else [np.eye(4)] * len(colliders)
+        for c, move in zip(colliders, moves, strict=True):
+            if not np.array_equal(move[:3, :3], np.eye(3)):
+                self.contacts.turn(c.obj.name, _rigid_frame(move)[:3, :3])
         last, self._last = self._last, (positions, matrix, seen)
         if whole:
             self.near = near
