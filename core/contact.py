@@ -227,14 +227,16 @@ class Contacts:
                 self.kept_axes.pop(name, None)
 
     def turn(self, name: str, rotation: np.ndarray) -> None:
-        """Collider ``name`` turned by ``rotation`` (3 x 3) since the last query: the axes it was
-        aimed along turn with it. A wall swinging round a mesh (or, seen from the mesh, a mesh
-        spinning against a still wall) kept the axis its faces gave it where they no longer
-        were, and pushed the mesh along that, 1.8 m."""
-        for axes in (self.axes, self.kept_axes, self.last_axes):
-            axis = axes.get(name)
-            if axis is not None:
-                axes[name] = rotation @ axis
+        """Collider ``name`` turned by ``rotation`` (3 x 3) since the last query: if it is wide,
+        the axis its faces gave it turns with it. A wall swinging round a mesh (or, seen from
+        the mesh, a mesh spinning against a still wall) kept that axis where its faces no longer
+        were, and pushed the mesh along it, 1.8 m. (Only a wide one: a ball spinning as it
+        presses has the same faces where it presses, and the axes of the others come from the
+        mesh's normals; turned with the spin, a ball's threw a cylinder's rim 0.77 m.) The
+        faces correct the turned axis at the next push (``_aim_by_faces``)."""
+        kept = self.kept_axes.get(name)
+        if name in self.wide and kept is not None:
+            self.axes[name] = self.kept_axes[name] = rotation @ kept
 
     def forget(self, which: np.ndarray) -> None:
         """Vertices ``which`` are clearly out of contact (near no collider)."""

@@ -9,12 +9,14 @@ along the press) keyed to press into the mesh's furthest point along a random di
 (1-30, through `scene.frame_set`, the evaluated mesh): the triangles turned over against their
 rest direction, how far a vertex is inside the collider, and how far a vertex is from rest.
 
-Usage: .venv/bin/python tools/soak_contact.py [--cases 260] [--first 0] [--json out.jsonl] [--zip build.zip] [--carried]
+Usage: .venv/bin/python tools/soak_contact.py [--cases 260] [--first 0] [--json out.jsonl]
+       [--zip build.zip] [--carried] [--turning]
 Prints each case's figures and the sums: the most triangles turned over in a frame, summed
 over the cases; the cases where a vertex went further than twice the press plus the slide;
 the deepest inside (a fraction of the mesh's size). ``--carried``: each case played again
 with the mesh and the collider carried together by a moving, turning parent, its figures,
-and how far its shape (in the mesh's own space) strays from the still one's.
+and how far its shape (in the mesh's own space) strays from the still one's. ``--turning``:
+the colliders also turn while they press, about a random axis through their centre.
 """
 
 import argparse
@@ -51,7 +53,7 @@ def normals(points: np.ndarray, tris: np.ndarray) -> np.ndarray:
     return np.cross(b - a, c - a)
 
 
-def case(seed: int, carried: bool = False) -> dict:
+def case(seed: int, carried: bool = False, turning: bool = False) -> dict:
     rng = np.random.default_rng(1000 + seed)
     bpy.ops.wm.read_homefile(use_empty=True)
     scene = bpy.context.scene
@@ -88,6 +90,14 @@ def case(seed: int, carried: bool = False) -> dict:
     slide *= rng.uniform(0.0, 0.4) * width / np.linalg.norm(slide)
     away = tuple(furthest + out * (half + 0.2))
     keyed(collider, {1: away, 8: tuple(pressed), 12: tuple(pressed), 20: tuple(pressed + slide), 27: away})
+    if turning:  # about a random axis through its centre, up to 0.3 radians a frame
+        spin = np.random.default_rng(7000 + seed)  # its own: the case is otherwise as without
+        axis, rate = mathutils.Vector(spin.normal(size=3)).normalized(), float(spin.uniform(0.05, 0.3))
+        placed = collider.rotation_euler.to_matrix()
+        for frame in range(1, LAST + 1):
+            turn = mathutils.Matrix.Rotation(rate * (frame - 1), 3, axis)
+            collider.rotation_euler = (turn @ placed).to_euler()
+            collider.keyframe_insert("rotation_euler", frame=frame)
     if carried:
         carry((obj, collider), np.random.default_rng(5000 + seed), LAST)
     scene.frame_set(1)
@@ -143,14 +153,17 @@ def main() -> None:
         help="play each case again with the mesh and the collider carried together by a moving, turning "
         "parent, and say how far its shape strays from the still case's (a fraction of the mesh's size)",
     )
+    parser.add_argument(
+        "--turning", action="store_true", help="the colliders also turn about a random axis, 0.05-0.3 radians a frame"
+    )
     args = parser.parse_args()
     zip_path = args.zip or build(Path(tempfile.mkdtemp()))
     bpy.ops.extensions.package_install_files(filepath=str(zip_path), repo="user_default", enable_on_install=True)
     found = []
     for seed in range(args.first, args.first + args.cases):
-        result = case(seed)
+        result = case(seed, turning=args.turning)
         if args.carried:
-            still, result = result, case(seed, carried=True)
+            still, result = result, case(seed, carried=True, turning=args.turning)
             size = float(np.linalg.norm(np.ptp(still["shapes"][0], axis=0)))
             result["strays"] = float(np.abs(result["shapes"] - still["shapes"]).max()) / size
         del result["shapes"]

@@ -504,17 +504,19 @@ def test_a_curved_mesh_dents_the_same_at_24_60_and_120_fps():
     assert_alike(reference, dents, 0.02)
 
 
-def test_the_axes_a_collider_was_aimed_along_turn_with_it():
+def test_the_axis_a_wide_collider_was_aimed_along_turns_with_it():
     """A wall keeps the axis its faces gave it while it stays; turned, the axis turns with it
-    (``tests/blender/test_turning_wall.py`` has the wall swinging round a mesh)."""
+    (``tests/blender/test_turning_wall.py`` has the wall swinging round a mesh). A ball's does
+    not: it has the same faces where it presses, whichever way it spins."""
     contacts = Contacts(1)
-    up, side = np.array([0.0, 0.0, 1.0]), np.array([1.0, 0.0, 0.0])
-    contacts.axes["wall"], contacts.kept_axes["wall"], contacts.last_axes["wall"] = up, up, side
-    contacts.axes["ball"] = None
+    up = np.array([0.0, 0.0, 1.0])
+    for name in ("wall", "ball"):
+        contacts.axes[name] = contacts.kept_axes[name] = up
+    contacts.wide.add("wall")
     quarter = np.array([[1.0, 0.0, 0.0], [0.0, 0.0, -1.0], [0.0, 1.0, 0.0]])  # a quarter turn about x
-    contacts.turn("wall", quarter)
-    contacts.turn("ball", quarter)
+    for name in ("wall", "ball"):
+        contacts.turn(name, quarter)
     np.testing.assert_allclose(contacts.axes["wall"], [0.0, -1.0, 0.0])
     np.testing.assert_allclose(contacts.kept_axes["wall"], [0.0, -1.0, 0.0])
-    np.testing.assert_allclose(contacts.last_axes["wall"], side)
-    assert contacts.axes["ball"] is None and "ball" not in contacts.kept_axes
+    np.testing.assert_array_equal(contacts.axes["ball"], up)
+    np.testing.assert_array_equal(contacts.kept_axes["ball"], up)
