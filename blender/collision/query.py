@@ -180,7 +180,9 @@ class CollisionQuery:
         matrix = np.array(deformable.matrix_world, dtype=np.float64)
         inverse = np.linalg.inv(matrix)
         frame = _rigid_frame(matrix)  # the rules' space: see the module's docstring
-        seen = _seen(_from_frame(frame) @ matrix, None if self._last is None else self._last[2], matrix)
+        into = _from_frame(frame)
+        seen = _seen(into @ matrix, None if self._last is None else self._last[2], matrix)
+        placed = [self._in_frame(c, frame, into) for c in colliders]  # each collider's matrix in the frame
         if whole:
             behind = self._behind_open(positions, colliders, matrix, inverse)
             near_each = self._broad_phase(positions, colliders, standoff, inverse, behind)
@@ -203,7 +205,7 @@ class CollisionQuery:
         near = np.zeros(count, dtype=bool)
         for index in near_each:
             near[index] = True
-        moves = self._moves(colliders, frame) if whole else [np.eye(4)] * len(colliders)
+        moves = self._moves(colliders, placed) if whole else [np.eye(4)] * len(colliders)
         for c, move in zip(colliders, moves, strict=True):
             if not np.array_equal(move[:3, :3], np.eye(3)):
                 self.contacts.turn(c.obj.name, _rigid_frame(move)[:3, :3])
@@ -230,7 +232,7 @@ class CollisionQuery:
         to_object = np.linalg.inv(seen)
         normal_world = _unit(local_normals @ to_object[:3, :3])  # normals: the inverse transpose
         state = (
-            [(c.obj.name, self._in_frame(c, frame).tobytes()) for c in colliders],
+            [(c.obj.name, now.tobytes()) for c, now in zip(colliders, placed, strict=True)],
             seen.tobytes(),
             friction,
             standoff,
@@ -441,15 +443,14 @@ class CollisionQuery:
             raise ValueError("the query needs normals: pass them, or build it with the mesh's VertexNormals")
         return self._vertex_normals(positions, index)
 
-    def _moves(self, colliders: list[Collider], frame: np.ndarray) -> list[np.ndarray]:
+    def _moves(self, colliders: list[Collider], placed: list[np.ndarray]) -> list[np.ndarray]:
         """Each collider's rigid motion since the last query (a 4 x 4 matrix), in the mesh's
-        rigid ``frame`` (its motion against the mesh's), which every whole query records; a
-        deforming collider's own shape change is not counted."""
+        rigid frame (its motion against the mesh's; ``placed``: each collider's matrix in that
+        frame now), which every whole query records; a deforming collider's own shape change
+        is not counted."""
         moves = []
-        for collider in colliders:
-            before = self._previous.get(collider.obj.name, (None, None))[1]
-            now = self._in_frame(collider, frame)
-            before = now if before is None else before
+        for collider, now in zip(colliders, placed, strict=True):
+            before = self._previous.get(collider.obj.name, (None, now))[1]
             self._previous[collider.obj.name] = (np.array(collider.obj.matrix_world, dtype=np.float64), now)
             # Still: exactly no motion. A turned matrix times its own inverse is the identity
             # only to rounding, and a 1e-17 motion reads as one: a plane made through a mesh
@@ -457,10 +458,11 @@ class CollisionQuery:
             moves.append(np.eye(4) if np.array_equal(now, before) else now @ np.linalg.inv(before))
         return moves
 
-    def _in_frame(self, collider: Collider, frame: np.ndarray) -> np.ndarray:
-        """``collider``'s matrix in the mesh's rigid ``frame``: its last where unchanged to rounding."""
+    def _in_frame(self, collider: Collider, frame: np.ndarray, into: np.ndarray) -> np.ndarray:
+        """``collider``'s matrix in the mesh's rigid ``frame`` (``into``: the world into it): its
+        last where unchanged to rounding."""
         world = np.array(collider.obj.matrix_world, dtype=np.float64)
-        return _seen(_from_frame(frame) @ world, self._previous.get(collider.obj.name, (None, None))[1], world, frame)
+        return _seen(into @ world, self._previous.get(collider.obj.name, (None, None))[1], world, frame)
 
 
 def _travelled(points: np.ndarray, index: np.ndarray, last: tuple | None) -> np.ndarray:

@@ -23,10 +23,10 @@ vertices behind it instead of from the side most of the mesh is on).
 import bpy
 import numpy as np
 import pytest
-from test_contact_holds import enable, evaluated, keyed
+from test_contact_holds import enable
 from test_secondary import apply_preset
 
-from primitives import inside_box, responding
+from primitives import evaluated, inside_box, keyed, responding
 
 LAST = 30
 #: The torus turned, the cylinder lying at 50 degrees (one end's rim in the box), as Blender

@@ -29,10 +29,10 @@ import bpy
 import mathutils
 import numpy as np
 import pytest
-from test_contact_holds import enable, keyed
+from test_contact_holds import enable
 from test_secondary import apply_preset
 
-from primitives import carry, evaluated, inside_ball, inside_box, local, responding
+from primitives import carry, evaluated, inside_ball, inside_box, keyed, local, responding
 
 LAST = 30
 HELD = 12  # pressed by frame 8, held to 12, then slid

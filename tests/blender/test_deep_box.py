@@ -26,10 +26,10 @@ away from it; or a push went through the ball's middle, 2 cm from a way out).
 import bpy
 import numpy as np
 import pytest
-from test_contact_holds import enable, evaluated, keyed
+from test_contact_holds import enable
 from test_secondary import apply_preset
 
-from primitives import inside_ball, inside_box, responding
+from primitives import evaluated, inside_ball, inside_box, keyed, responding
 
 LAST = 30
 
