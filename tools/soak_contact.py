@@ -10,13 +10,17 @@ along the press) keyed to press into the mesh's furthest point along a random di
 rest direction, how far a vertex is inside the collider, and how far a vertex is from rest.
 
 Usage: .venv/bin/python tools/soak_contact.py [--cases 260] [--first 0] [--json out.jsonl]
-       [--zip build.zip] [--carried] [--turning]
+       [--zip build.zip] [--carried] [--turning] [--tracking]
 Prints each case's figures and the sums: the most triangles turned over in a frame, summed
 over the cases; the cases where a vertex went further than twice the press plus the slide;
 the deepest inside (a fraction of the mesh's size). ``--carried``: each case played again
 with the mesh and the collider carried together by a moving, turning parent, its figures,
 and how far its shape (in the mesh's own space) strays from the still one's. ``--turning``:
 the colliders also turn while they press, about a random axis through their centre.
+``--tracking``: instead of sliding straight, the collider travels along the mesh's surface at
+its depth (a finger traced over a belly): from frame 12 to 20 the direction it presses along
+turns up to 1.2 radians toward the slide, keyed every frame as deep past the mesh's furthest
+point along it, a box turned to face it.
 """
 
 import argparse
@@ -53,7 +57,14 @@ def normals(points: np.ndarray, tris: np.ndarray) -> np.ndarray:
     return np.cross(b - a, c - a)
 
 
-def case(seed: int, carried: bool = False, turning: bool = False) -> dict:
+def facing(z: np.ndarray, across: np.ndarray) -> mathutils.Euler:
+    """The rotation whose z axis is ``z``, its x as near ``across`` as it can be."""
+    x = across - (across @ z) * z
+    x /= np.linalg.norm(x)
+    return mathutils.Matrix(np.stack([x, np.cross(z, x), z], 1).tolist()).to_euler()
+
+
+def case(seed: int, carried: bool = False, turning: bool = False, tracking: bool = False) -> dict:
     rng = np.random.default_rng(1000 + seed)
     bpy.ops.wm.read_homefile(use_empty=True)
     scene = bpy.context.scene
@@ -72,10 +83,8 @@ def case(seed: int, carried: bool = False, turning: bool = False) -> dict:
         bpy.ops.mesh.primitive_cube_add(size=1.0)
         collider = bpy.context.active_object
         collider.scale = (*(width * rng.uniform(0.3, 1.2, 2)), width * rng.uniform(0.3, 0.8))
-        z = -out
-        x = np.cross(z, rng.normal(size=3))
-        x /= np.linalg.norm(x)
-        collider.rotation_euler = mathutils.Matrix(np.stack([x, np.cross(z, x), z], 1).tolist()).to_euler()
+        across = np.cross(-out, rng.normal(size=3))
+        collider.rotation_euler = facing(-out, across)
         bpy.context.view_layer.update()
         half = collider.dimensions[2] / 2
     else:
@@ -89,7 +98,21 @@ def case(seed: int, carried: bool = False, turning: bool = False) -> dict:
     slide -= (slide @ out) * out
     slide *= rng.uniform(0.0, 0.4) * width / np.linalg.norm(slide)
     away = tuple(furthest + out * (half + 0.2))
-    keyed(collider, {1: away, 8: tuple(pressed), 12: tuple(pressed), 20: tuple(pressed + slide), 27: away})
+    if tracking:  # along the surface at its depth, turning toward the slide, keyed every frame
+        turn = np.random.default_rng(9000 + seed).uniform(0.3, 1.2)
+        track = {}
+        for frame in range(12, 21):
+            angle = turn * (frame - 12) / 8
+            along = np.cos(angle) * out + np.sin(angle) * slide / np.linalg.norm(slide)
+            track[frame] = tuple(rest[np.argmax(rest @ along)] + along * (half - depth))
+            if collider_kind == "box":
+                collider.rotation_euler = facing(-along, across)
+                collider.keyframe_insert("rotation_euler", frame=frame)
+        last = np.array(track[20])
+        slide = last - pressed
+        keyed(collider, {1: away, 8: tuple(pressed), **track, 27: tuple(last + along * (depth + 0.2))})
+    else:
+        keyed(collider, {1: away, 8: tuple(pressed), 12: tuple(pressed), 20: tuple(pressed + slide), 27: away})
     if turning:  # about a random axis through its centre, up to 0.3 radians a frame
         spin = np.random.default_rng(7000 + seed)  # its own: the case is otherwise as without
         axis, rate = mathutils.Vector(spin.normal(size=3)).normalized(), float(spin.uniform(0.05, 0.3))
@@ -156,14 +179,19 @@ def main() -> None:
     parser.add_argument(
         "--turning", action="store_true", help="the colliders also turn about a random axis, 0.05-0.3 radians a frame"
     )
+    parser.add_argument(
+        "--tracking",
+        action="store_true",
+        help="the collider travels along the surface at its depth from frame 12 to 20, turning up to 1.2 radians",
+    )
     args = parser.parse_args()
     zip_path = args.zip or build(Path(tempfile.mkdtemp()))
     bpy.ops.extensions.package_install_files(filepath=str(zip_path), repo="user_default", enable_on_install=True)
     found = []
     for seed in range(args.first, args.first + args.cases):
-        result = case(seed, turning=args.turning)
+        result = case(seed, turning=args.turning, tracking=args.tracking)
         if args.carried:
-            still, result = result, case(seed, carried=True, turning=args.turning)
+            still, result = result, case(seed, carried=True, turning=args.turning, tracking=args.tracking)
             size = float(np.linalg.norm(np.ptp(still["shapes"][0], axis=0)))
             result["strays"] = float(np.abs(result["shapes"] - still["shapes"]).max()) / size
         del result["shapes"]
