@@ -21,7 +21,7 @@ the colliders also turn while they press, about a random axis through their cent
 ``--tracking``: instead of sliding straight, the collider travels along the mesh's surface at
 its depth (a finger traced over a belly): from frame 12 to 20 the direction it presses along
 turns up to 1.2 radians toward the slide, keyed every frame as deep past the mesh's furthest
-point along it, a box turned to face it.
+extent along it (a path that turns smoothly round the mesh), a box turned to face it.
 """
 
 import argparse
@@ -101,11 +101,15 @@ def case(seed: int, carried: bool = False, turning: bool = False, tracking: bool
     away = tuple(furthest + out * (half + 0.2))
     if tracking:  # along the surface at its depth, turning toward the slide, keyed every frame
         turn = np.random.default_rng(9000 + seed).uniform(0.3, 1.2)
+        base = furthest - out * (furthest @ out)  # (from it along ``out``: the press)
         track = {}
         for frame in range(12, 21):
             angle = turn * (frame - 12) / 8
             along = np.cos(angle) * out + np.sin(angle) * slide / np.linalg.norm(slide)
-            track[frame] = tuple(rest[np.argmax(rest @ along)] + along * (half - depth))
+            # On the line through ``base`` along it, as deep past the mesh's furthest extent
+            # along it (which turns smoothly: the furthest point itself jumps on a monkey)
+            extent = float((rest @ along).max() - base @ along)
+            track[frame] = tuple(base + along * (extent + half - depth))
             if collider_kind == "box":
                 collider.rotation_euler = facing(-along, across)
                 collider.keyframe_insert("rotation_euler", frame=frame)
