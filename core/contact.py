@@ -50,6 +50,11 @@ TOUCH_TOLERANCE = 1e-4
 #: collider's size: rounding between frames (a collider tracking the surface, a rig that
 #: moves it) must not release it, or its offsets relax into the collider.
 HOLD_TOLERANCE = 1e-3
+#: A vertex in contact at the last query with a collider that turned along its own surface
+#: under it (a ball spinning in place) keeps touching within up to this fraction of the
+#: collider's size more: the faces of a faceted ball swing in and out under a held vertex as
+#: it spins (up to 1 % of its radius for Blender's UV sphere).
+FACETING = 1e-2
 #: The most friction tilts a push from the surface's normal toward the collider's motion.
 FRICTION_TILT = 1.0  # tan(45 degrees)
 #: A vertex whose inward normal is this cosine past a right angle with the press axis (120
@@ -105,6 +110,8 @@ class Colliders:
     #: rays see them (its solid side is behind them, or in front where the mesh came from
     #: behind: ``Contacts.flipped``), nan rows for the others; None: none is.
     flat: np.ndarray | None = None
+    #: (k, 3, 3) each collider's rotation since the last query (None: none turned).
+    turns: np.ndarray | None = None
 
     def scales(self) -> np.ndarray:
         """(k,) the length each collider's tolerances are fractions of: its size, or the
@@ -323,13 +330,15 @@ class Contacts:
             if (reached != sides).any():  # a side turned: its rays point the other way now
                 sides, directions = reached, directions_for(reached)
                 ahead, behind, _ = _cast_both(cast, points, directions, *rules)
-        length, touch = _lengths(ahead[0], behind[0], sizes, standoff, was_held)
+        slack = _faceting(colliders, points, behind[1])
+        length, touch = _lengths(ahead[0], behind[0], sizes, standoff, was_held, slack)
         if new.any() and queried.size == self.held.size:
             self._enclosing(colliders, new, length, relative)
         if self._aim_by_faces(colliders, cast, sides, length, ahead, points, relative):  # a wide collider: aimed again
             directions = directions_for(sides)
             ahead, behind, _ = _cast_both(cast, points, directions, *rules)
-            length, touch = _lengths(ahead[0], behind[0], sizes, standoff, was_held)
+            slack = _faceting(colliders, points, behind[1])
+            length, touch = _lengths(ahead[0], behind[0], sizes, standoff, was_held, slack)
         length, directions, touch = self._straighter(
             cast, colliders, sides, points, normals, tilted, standoff, ahead, (length, directions, touch)
         )
@@ -1110,16 +1119,17 @@ def _cast_into(cast: Cast, points, directions, forward, backward, ahead, behind,
     ahead[1][:, f], behind[1][:, b] = normals[:, : f.size], normals[:, f.size :]
 
 
-def _lengths(ahead, behind, sizes, standoff: float, was_held) -> tuple[np.ndarray, np.ndarray]:
+def _lengths(ahead, behind, sizes, standoff: float, was_held, slack=0.0) -> tuple[np.ndarray, np.ndarray]:
     """Push lengths (k, m) and touching flags (k, m: the vertex rests on that collider) from
     the signed distances ahead and behind. Ahead > 0 or behind > 0: inside (the ray leaves
     the volume through that face), and ahead is the way out; behind < 0: outside, and
-    -behind is the gap to the collider."""
+    -behind is the gap to the collider. ``slack`` (k, m): more room for a vertex held at the
+    last query to keep touching (``_faceting``)."""
     inside = ahead > 0
     length = np.where(inside, ahead + standoff, 0.0)
     gap = np.where(~inside & (behind <= 0), -behind, np.inf)  # 0: on the face
     length = np.where(~inside & (gap < standoff), standoff - gap, length)
-    tolerance = np.where(was_held, HOLD_TOLERANCE, TOUCH_TOLERANCE) * sizes
+    tolerance = np.where(was_held, HOLD_TOLERANCE * sizes + slack, TOUCH_TOLERANCE * sizes)
     touching = ~inside & (gap <= standoff + tolerance)
     # A vertex left exactly on a face (where the last step put it) meets that face at
     # distance 0, or its ray slips past it (inside from behind, no way out ahead): either
@@ -1129,6 +1139,23 @@ def _lengths(ahead, behind, sizes, standoff: float, was_held) -> tuple[np.ndarra
     tiny = (length > 0) & (length <= TOUCH_TOLERANCE * sizes)
     touching |= tiny
     return np.where(tiny, 0.0, length), touching
+
+
+def _faceting(colliders: Colliders, points: np.ndarray, faces: np.ndarray) -> np.ndarray | float:
+    """(k, m) how far each collider's surface turned along itself under each vertex at
+    ``points`` (m, 3) since the last query, up to ``FACETING`` of its size: the motion there
+    of its turn about its centre, off the normal of its face behind the vertex (``faces``,
+    (k, m, 3), nan where none). A face tilting toward or away from the vertex moves along its
+    normal: a real gap. Only a turn: a collider sliding away carries its surface off what it
+    held, which must spring back (held within the slide, a box sliding with friction across a
+    monkey threw a vertex 0.70 m where its press allows 0.40)."""
+    if colliders.turns is None:
+        return 0.0
+    offsets = points[None] - colliders.centres[:, None]  # (k, m, 3)
+    turning = np.einsum("kmj,kij->kmi", offsets, colliders.turns) - offsets
+    along = np.einsum("kmi,kmi->km", turning, faces)
+    gliding = np.linalg.norm(turning - along[..., None] * faces, axis=2)
+    return np.minimum(np.nan_to_num(gliding, nan=0.0), FACETING * colliders.scales()[:, None])
 
 
 def nearest_faces(points, directions, ahead, behind) -> tuple[np.ndarray, np.ndarray, np.ndarray]:

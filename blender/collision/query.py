@@ -237,7 +237,7 @@ class CollisionQuery:
             friction,
             standoff,
         )
-        rules = self._colliders(colliders, depsgraph, seen, frame)
+        rules = self._colliders(colliders, depsgraph, seen, frame, moves)
         tolerance = TOUCH_TOLERANCE * float(rules.scales().min())
         resting = self._resting
         if resting is None or resting.origin.shape[0] != count:
@@ -383,10 +383,12 @@ class CollisionQuery:
                 mine = lengths[found.source == k] if found.source is not None else lengths
                 self._pushed_behind[c.obj.name] = float(mine.max(initial=0.0))
 
-    def _colliders(self, colliders: list[Collider], depsgraph, matrix: np.ndarray, frame: np.ndarray) -> Colliders:
+    def _colliders(
+        self, colliders: list[Collider], depsgraph, matrix: np.ndarray, frame: np.ndarray, moves: list[np.ndarray]
+    ) -> Colliders:
         """The colliders as the contact rules see them, in the mesh's rigid ``frame`` (a 4 x 4
         world matrix), with Blender's ray caster (``matrix``: the mesh's matrix in that frame,
-        which scales its size)."""
+        which scales its size; ``moves``: each one's motion in it since the last query)."""
         objects = [c.obj for c in colliders]
         patches = [self._patch(c) for c in colliders]
         turn, at = frame[:3, :3], frame[:3, 3]
@@ -400,6 +402,8 @@ class CollisionQuery:
             return signed, (normals @ turn).astype(normals.dtype)  # the world's normals in the frame
 
         into = _from_frame(frame)
+        turned_any = any(not np.array_equal(move[:3, :3], np.eye(3)) for move in moves)
+        turns = np.array([_rigid_frame(move)[:3, :3] for move in moves]) if turned_any else None
         flat = None if all(c.flat is None for c in colliders) else _flat_normals(colliders) @ turn
         return Colliders(
             [c.obj.name for c in colliders],
@@ -410,6 +414,7 @@ class CollisionQuery:
             np.array([not c.closed for c in colliders]),
             None if self.size is None else self.size * float(np.linalg.norm(matrix[:3, :3], 2)),
             flat,
+            turns,
         )
 
     def _reach(self, colliders: list[Collider], near_each: list[np.ndarray], queried, count: int) -> np.ndarray | None:

@@ -17,7 +17,7 @@ import pytest
 
 from contact_scenes import Ball, Box, Frames
 from core import GridHierarchy, LevelSettings, Surface, build_hierarchy
-from core.contact import HOLD_TOLERANCE, Colliders, Contacts, Resting, approach_side, push_direction
+from core.contact import FACETING, HOLD_TOLERANCE, Colliders, Contacts, Resting, approach_side, push_direction
 from scenes import grid_quads, grid_rest, shuffled_triangulated_grid, tube, uv_sphere
 
 LEVEL = 6  # 65 x 65, 3.1 cm apart
@@ -298,6 +298,41 @@ def test_a_vertex_tracked_by_its_collider_stays_in_contact_through_rounding():
     fresh = Contacts(1)  # a vertex never in contact is not touching that far out
     found = fresh.push(np.array([0]), np.array([[0.0, 0.0, -hair]]), normals, np.zeros((1, 3)), still, _one(ball))
     assert not found.touching[0]
+
+
+def test_a_vertex_held_by_a_spinning_ball_stays_in_contact_as_its_faces_swing_under_it():
+    """A faceted ball spinning in place swings its faces in and out under a vertex it holds by
+    up to 1 % of its radius: the vertex still touches it (``FACETING``), as on a still ball,
+    so its offsets do not relax into the ball. Not so where the ball stood still, moved
+    without turning, or turned about the line through the vertex (nothing moved along its
+    surface under it): there the gap is real."""
+    ball = Ball([[0.0, 0.0, 0.3]], 0.3)
+    off = np.array([[0.0, 0.0, -0.3 * 0.005]])  # half a percent of the radius below it
+    normals, still = UP[None], np.zeros((1, 1, 3))
+
+    def touching_after(turn) -> bool:
+        contacts = Contacts(1)
+        contacts.push(np.array([0]), np.array([[0.0, 0.0, 0.01]]), normals, np.zeros((1, 3)), still, _one(ball))
+        assert contacts.held[0]
+        colliders = _one(ball)
+        colliders.turns = None if turn is None else turn[None]
+        found = contacts.push(np.array([0]), off, normals, np.zeros((1, 3)), still, colliders)
+        assert not found.push.any()
+        return bool(found.touching[0])
+
+    about_x, about_z = (np.array(_turn(0.3, axis)) for axis in (0, 2))
+    assert touching_after(about_x)  # its bottom slides along under the vertex
+    assert not touching_after(None)  # still (or moved without turning): 0.5 % is a gap
+    assert not touching_after(about_z)  # turning about the vertex's own line moves nothing along it
+    assert HOLD_TOLERANCE < 0.005 < FACETING
+
+
+def _turn(angle: float, axis: int) -> np.ndarray:
+    c, s = np.cos(angle), np.sin(angle)
+    i, j = [k for k in range(3) if k != axis]
+    turn = np.eye(3)
+    turn[i, i], turn[i, j], turn[j, i], turn[j, j] = c, -s, s, c
+    return turn
 
 
 def test_a_withdrawing_ball_never_pulls_a_deep_dent_through_itself():
