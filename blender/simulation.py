@@ -595,7 +595,7 @@ def finder(obj, simulation: Simulation, scene, depsgraph, weigh=None, held: pose
     on_posed = posed.is_posed(obj)
     count = simulation.surface.vertex_count
 
-    def ask(positions, normals, among, offsets, within):
+    def ask(positions, normals, among, offsets, within, unposed=None):
         contact = simulation.query.displacements(
             obj,
             positions,
@@ -608,6 +608,7 @@ def finder(obj, simulation: Simulation, scene, depsgraph, weigh=None, held: pose
             offsets,
             within,
             kinds,
+            unposed,
         )
         if among is None:
             simulation.messages = contact.messages
@@ -655,6 +656,7 @@ def finder(obj, simulation: Simulation, scene, depsgraph, weigh=None, held: pose
             among,
             lambda index: deformation.to_posed(positions[index] - rest[index], index),
             within,
+            positions,  # (the rules' frame follows the rig's motion of the mesh as a whole)
         )
         pushed = np.flatnonzero(nonzero_rows(contact.displacement))
         displacement = contact.displacement.copy()

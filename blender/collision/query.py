@@ -14,6 +14,9 @@ The rules work in the mesh's own rigid frame (its object's rotation and location
 world's: what they see and remember (each collider's motion, each vertex's, press axes,
 sides, where vertices rest) is relative to the mesh. A mesh and its collider carried together
 by a moving, turning parent (a hand on a walking character's belly) press as if both held still.
+A posed mesh's frame also follows what its rig does to it as a whole (the rigid motion that
+best carries its unposed shape onto the posed one): a collider parented to the bone that
+carries the mesh is still in it.
 """
 
 import itertools
@@ -49,6 +52,8 @@ if TYPE_CHECKING:
 #: mesh by a moving parent is still against it only to about 1e-7 of the matrices' entries
 #: (their scale and distance from the origin); this much is taken for still.
 ROUNDING = 1e-6
+#: A posed mesh's motion as a whole (``_posing``) is measured on this many of its vertices.
+POSING_SAMPLE = 4096
 
 
 @dataclass
@@ -105,6 +110,9 @@ class CollisionQuery:
         # array each time) and the object's matrix then, in the world and in its rigid frame
         # (``_seen``): each vertex's own motion.
         self._last: tuple[np.ndarray, np.ndarray, np.ndarray] | None = None
+        # A posed mesh's rigid motion as a whole at the frame's first query (``_posing``),
+        # which its frame follows through the frame's queries (None: none, or not posed).
+        self._posing: np.ndarray | None = None
         self._resting: Resting | None = None
         self._broad: _Broad | None = None  # the last whole query's broad phase
         # How far the last step moved a vertex it did not push (told by a frame's second query):
@@ -144,6 +152,7 @@ class CollisionQuery:
         offsets: Callable[[np.ndarray], np.ndarray] | None = None,
         within: float = np.inf,
         kinds=None,
+        unposed: np.ndarray | None = None,
     ) -> Contact:
         """The vectors for ``positions`` (n, 3), object space. ``normals``: the surface's
         reference normals, object space, which the pushes follow (its rest normals, carried
@@ -162,7 +171,9 @@ class CollisionQuery:
         ``within``: how far (object space) any vertex of ``among`` moved since the first
         query; the broad phase then tests only those the first query's padding held.
         ``kinds``: each candidate's kind (``core.contact``: collider, interior, container),
-        all colliders when None."""
+        all colliders when None. ``unposed``: for a posed mesh, the positions (n, 3) its
+        deformation carried to ``positions`` (the solver's, in rest space): the frame follows
+        the rigid motion between them, found at the frame's first query (``_posing``)."""
         count = positions.shape[0]
         if self.contacts.held.shape != (count,):
             self.contacts, self._resting, self._last, self._broad = Contacts(count), None, None, None
@@ -180,6 +191,10 @@ class CollisionQuery:
         matrix = np.array(deformable.matrix_world, dtype=np.float64)
         inverse = np.linalg.inv(matrix)
         frame = _rigid_frame(matrix)  # the rules' space: see the module's docstring
+        if whole:
+            self._posing = None if unposed is None else _posing(unposed, positions, frame[:3, :3].T @ matrix[:3, :3])
+        if self._posing is not None:
+            frame = frame @ self._posing
         into = _from_frame(frame)
         seen = _seen(into @ matrix, None if self._last is None else self._last[2], matrix)
         placed = [self._in_frame(c, frame, into) for c in colliders]  # each collider's matrix in the frame
@@ -478,6 +493,25 @@ def _travelled(points: np.ndarray, index: np.ndarray, last: tuple | None) -> np.
         return np.zeros_like(points)
     before, _, matrix = last
     return points - (before[index] @ matrix[:3, :3].T + matrix[:3, 3])
+
+
+def _posing(unposed: np.ndarray, posed: np.ndarray, scale: np.ndarray) -> np.ndarray | None:
+    """The rigid motion (4 x 4, in the object's space scaled by ``scale``, the part of its
+    matrix its rigid frame leaves) that best carries points ``unposed`` (n, 3) onto ``posed``
+    (least squares, Kabsch's: a mesh bound to one bone, exactly its motion; a character, its
+    body's as a whole), or None where that is the identity to rounding (a rig at rest).
+    Measured on at most ``POSING_SAMPLE`` vertices, the same ones each frame."""
+    step = max(1, unposed.shape[0] // POSING_SAMPLE)
+    a, b = unposed[::step] @ scale.T, posed[::step] @ scale.T
+    middle_a, middle_b = a.mean(axis=0), b.mean(axis=0)
+    u, _, vt = np.linalg.svd((a - middle_a).T @ (b - middle_b))
+    if np.linalg.det(u @ vt) < 0:
+        u[:, -1] = -u[:, -1]
+    motion = np.eye(4)
+    motion[:3, :3] = (u @ vt).T
+    motion[:3, 3] = middle_b - motion[:3, :3] @ middle_a
+    size = 1.0 + float(np.abs(b).max(initial=0.0))
+    return None if np.allclose(motion, np.eye(4), rtol=0.0, atol=ROUNDING * size) else motion
 
 
 def _rigid_frame(matrix: np.ndarray) -> np.ndarray:

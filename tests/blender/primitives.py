@@ -1,6 +1,7 @@
 """Blender's own primitive meshes as arrays, for the solver's tests on arbitrary topology."""
 
 import bpy
+import mathutils
 import numpy as np
 
 from core.topology import in_own_order
@@ -37,6 +38,37 @@ def carry(objects, rng: np.random.Generator, last: int) -> bpy.types.Object:
     for obj in objects:
         obj.parent = carrier
     return carrier
+
+
+def carry_by_bone(mesh, collider, rng: np.random.Generator, last: int, moving: bool = True) -> bpy.types.PoseBone:
+    """Bind ``mesh`` wholly to the one bone of a new armature (an Armature modifier) and parent
+    ``collider`` to that bone, where it stays as it was placed and keyed; the bone moves and
+    turns as ``carry``'s empty does (held at rest unless ``moving``): a hand parented to the
+    bone of a character's chest, pressing its belly as it walks. The pose bone: its matrix
+    carries the mesh's own space (its unposed shape) to the posed one."""
+    rig = bpy.data.objects.new("carrier", bpy.data.armatures.new("carrier"))
+    bpy.context.scene.collection.objects.link(rig)
+    bpy.context.view_layer.objects.active = rig
+    bpy.ops.object.mode_set(mode="EDIT")
+    bone = rig.data.edit_bones.new("carrier")
+    bone.head, bone.tail = (0.0, 0.0, 0.0), (0.0, 1.0, 0.0)  # along y: its rest matrix is the identity
+    bpy.ops.object.mode_set(mode="OBJECT")
+    mesh.parent = rig
+    mesh.vertex_groups.new(name="carrier").add(list(range(len(mesh.data.vertices))), 1.0, "REPLACE")
+    mesh.modifiers.new("Armature", "ARMATURE").object = rig
+    collider.parent, collider.parent_type, collider.parent_bone = rig, "BONE", "carrier"
+    collider.matrix_parent_inverse = mathutils.Matrix.Translation((0.0, -1.0, 0.0))  # (a child sits at the tail)
+    pose = rig.pose.bones["carrier"]
+    pose.rotation_mode = "XYZ"
+    location, rotation = np.zeros(3), np.zeros(3)
+    for frame in range(1, last + 1, 3):
+        pose.location, pose.rotation_euler = tuple(location), tuple(rotation)
+        pose.keyframe_insert("location", frame=frame)
+        pose.keyframe_insert("rotation_euler", frame=frame)
+        if moving:
+            location = location + rng.uniform(-0.9, 0.9, 3)
+            rotation = rotation + rng.uniform(-0.9, 0.9, 3)
+    return pose
 
 
 def keyed(obj, path: dict[int, tuple]) -> None:
