@@ -10,13 +10,15 @@ along the press) keyed to press into the mesh's furthest point along a random di
 rest direction, how far a vertex is inside the collider, and how far a vertex is from rest.
 
 Usage: .venv/bin/python tools/soak_contact.py [--cases 260] [--first 0] [--json out.jsonl]
-       [--zip build.zip] [--carried] [--turning] [--tracking]
+       [--zip build.zip] [--carried [--bone]] [--turning] [--tracking]
 Prints each case's figures and the sums: the most triangles turned over in a frame, summed
 over the cases; the cases where a vertex went further than twice the press (or the deepest
 the collider reached into the rest shape, if deeper) plus the slide; the deepest inside (a
 fraction of the mesh's size). ``--carried``: each case played again
 with the mesh and the collider carried together by a moving, turning parent, its figures,
-and how far its shape (in the mesh's own space) strays from the still one's. ``--turning``:
+and how far its shape (in the mesh's own space) strays from the still one's; with
+``--bone``, by the one bone the mesh is bound to (the collider parented to it), against the
+rig held at rest. ``--turning``:
 the colliders also turn while they press, about a random axis through their centre.
 ``--tracking``: instead of sliding straight, the collider travels along the mesh's surface at
 its depth (a finger traced over a belly): from frame 12 to 20 the direction it presses along
@@ -41,7 +43,7 @@ import numpy as np  # noqa: E402
 sys.path[:0] = [str(ROOT / "tools"), str(ROOT / "tests" / "blender"), str(ROOT)]
 from build_extension import build  # noqa: E402
 
-from primitives import carry, evaluated, inside_ball, inside_box, keyed, local, responding  # noqa: E402
+from primitives import carry, carry_by_bone, evaluated, inside_ball, inside_box, keyed, local, responding  # noqa: E402
 
 LAST = 30
 KINDS = ("monkey", "uv", "ico", "torus", "monkey", "cylinder")
@@ -65,7 +67,7 @@ def facing(z: np.ndarray, across: np.ndarray) -> mathutils.Euler:
     return mathutils.Matrix(np.stack([x, np.cross(z, x), z], 1).tolist()).to_euler()
 
 
-def case(seed: int, carried: bool = False, turning: bool = False, tracking: bool = False) -> dict:
+def case(seed: int, carried: bool = False, turning: bool = False, tracking: bool = False, bone: bool = False) -> dict:
     rng = np.random.default_rng(1000 + seed)
     bpy.ops.wm.read_homefile(use_empty=True)
     scene = bpy.context.scene
@@ -126,7 +128,10 @@ def case(seed: int, carried: bool = False, turning: bool = False, tracking: bool
             turn = mathutils.Matrix.Rotation(rate * (frame - 1), 3, axis)
             collider.rotation_euler = (turn @ placed).to_euler()
             collider.keyframe_insert("rotation_euler", frame=frame)
-    if carried:
+    pose = None
+    if bone:  # (held at rest unless carried)
+        pose = carry_by_bone(obj, collider, np.random.default_rng(5000 + seed), LAST, moving=carried)
+    elif carried:
         carry((obj, collider), np.random.default_rng(5000 + seed), LAST)
     scene.frame_set(1)
     bpy.ops.object.select_all(action="DESELECT")
@@ -146,7 +151,7 @@ def case(seed: int, carried: bool = False, turning: bool = False, tracking: bool
     for frame in range(1, LAST + 1):
         scene.frame_set(frame)
         world = evaluated(obj)
-        matrix = np.array(obj.matrix_world)
+        matrix = np.array(obj.matrix_world) @ (np.eye(4) if pose is None else np.array(pose.matrix))
         resting = rest @ matrix[:3, :3].T + matrix[:3, 3]  # (the mesh's rest, where it is now)
         within, into = (
             (inside_ball(collider, half, world), inside_ball(collider, half, resting))
@@ -156,6 +161,9 @@ def case(seed: int, carried: bool = False, turning: bool = False, tracking: bool
         deepest = max(deepest, float(within.max()) / size)
         reach = max(reach, float(into.max()))
         shape = local(obj)  # the mesh's own space: the world of the still case
+        if pose is not None:  # posed by the bone: carried back by its pose
+            unpose = np.linalg.inv(np.array(pose.matrix))
+            shape = shape @ unpose[:3, :3].T + unpose[:3, 3]
         shapes.append(shape)
         turned.append(int(((normals(shape, tris) * rest_normals).sum(axis=1) <= 0).sum()))
         moved = max(moved, float(np.linalg.norm(shape - rest, axis=1).max()))
@@ -197,6 +205,12 @@ def main() -> None:
         "parent, and say how far its shape strays from the still case's (a fraction of the mesh's size)",
     )
     parser.add_argument(
+        "--bone",
+        action="store_true",
+        help="the mesh bound to one bone of an armature and the collider parented to it: with --carried, the "
+        "bone carries them (against the rig at rest)",
+    )
+    parser.add_argument(
         "--turning", action="store_true", help="the colliders also turn about a random axis, 0.05-0.3 radians a frame"
     )
     parser.add_argument(
@@ -209,9 +223,10 @@ def main() -> None:
     bpy.ops.extensions.package_install_files(filepath=str(zip_path), repo="user_default", enable_on_install=True)
     found = []
     for seed in range(args.first, args.first + args.cases):
-        result = case(seed, turning=args.turning, tracking=args.tracking)
+        variant = dict(turning=args.turning, tracking=args.tracking, bone=args.bone)
+        result = case(seed, **variant)
         if args.carried:
-            still, result = result, case(seed, carried=True, turning=args.turning, tracking=args.tracking)
+            still, result = result, case(seed, carried=True, **variant)
             size = float(np.linalg.norm(np.ptp(still["shapes"][0], axis=0)))
             result["strays"] = float(np.abs(result["shapes"] - still["shapes"]).max()) / size
         del result["shapes"]
