@@ -190,15 +190,20 @@ def _calmed(guard: FoldGuard, base, shown, swinging, find: Find, before) -> np.n
     turns faces over (``FoldGuard.calmed``). Pushed out, a swung vertex can turn a face its
     neighbours swing away from; what scaling takes back into a collider (across a box's
     edge) is pushed out again, which can turn a face again: a few rounds, then scaled down
-    once more without the push (the response it is scaled toward is out of them)."""
+    once more without the push. What that last scaling leaves inside a collider takes the
+    response's position (``base``, out of them): the two ends of a scaled swing are out of a
+    collider, but the way between need not be (a box turned to face a monkey as it was traced
+    over her face left a vertex of Jelly's swing 2 cm inside it)."""
     for pushes_left in range(CALMING_ROUNDS - 1, -1, -1):
         calmed = guard.calmed(base, shown, swinging)
         if calmed is None:
             return shown
-        if not pushes_left:
-            return calmed
         scaled = rows_differ(calmed, shown).nonzero()[0]
         out, _touching = find(calmed, scaled, _furthest_among(calmed, before, scaled), shown=True)
+        if not pushes_left:
+            inside = nonzero_rows(out)
+            calmed[inside] = base[inside]
+            return calmed
         shown = calmed + out
     return shown
 
