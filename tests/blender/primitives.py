@@ -71,6 +71,20 @@ def carry_by_bone(mesh, collider, rng: np.random.Generator, last: int, moving: b
     return pose
 
 
+def random_press(rng: np.random.Generator, kind: str, last: int):
+    """A new empty scene playing frames 1 to ``last`` with ``responding(kind)`` turned at
+    random, and a random direction to press it from: (scene, the mesh, its rest positions,
+    its width, its size (the diagonal of its box), the unit direction (3,))."""
+    bpy.ops.wm.read_homefile(use_empty=True)
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 1, last
+    obj = responding(kind, turned=tuple(rng.uniform(-1, 1, 3)))
+    rest = np.array([v.co for v in obj.data.vertices])
+    width, size = float(np.ptp(rest, axis=0).max()), float(np.linalg.norm(np.ptp(rest, axis=0)))
+    out = rng.normal(size=3)
+    return scene, obj, rest, width, size, out / np.linalg.norm(out)
+
+
 def keyed(obj, path: dict[int, tuple]) -> None:
     """Key ``obj``'s location at the given frames, linearly between them."""
     edit = bpy.context.preferences.edit

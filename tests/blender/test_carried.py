@@ -32,7 +32,7 @@ import pytest
 from test_contact_holds import enable
 from test_secondary import apply_preset
 
-from primitives import carry, carry_by_bone, evaluated, inside_ball, inside_box, keyed, local, responding
+from primitives import carry, carry_by_bone, evaluated, inside_ball, inside_box, keyed, local, random_press
 
 LAST = 30
 HELD = 12  # pressed by frame 8, held to 12, then slid
@@ -53,14 +53,7 @@ def played(
     a parent object ("parent") or by the bone that deforms the mesh ("bone": its armature is
     there held at rest when not ``carried``)."""
     rng = np.random.default_rng(seed)
-    bpy.ops.wm.read_homefile(use_empty=True)
-    scene = bpy.context.scene
-    scene.frame_start, scene.frame_end = 1, LAST
-    obj = responding(("monkey", "uv", "torus", "cylinder")[seed % 4], turned=tuple(rng.uniform(-1, 1, 3)))
-    rest = np.array([v.co for v in obj.data.vertices])
-    width, size = float(np.ptp(rest, axis=0).max()), float(np.linalg.norm(np.ptp(rest, axis=0)))
-    out = rng.normal(size=3)
-    out /= np.linalg.norm(out)
+    scene, obj, rest, width, size, out = random_press(rng, ("monkey", "uv", "torus", "cylinder")[seed % 4], LAST)
     if seed % 2:
         bpy.ops.mesh.primitive_cube_add(size=1.0)
         collider = bpy.context.active_object

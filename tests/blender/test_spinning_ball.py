@@ -28,7 +28,7 @@ import pytest
 from test_contact_holds import enable
 from test_secondary import apply_preset
 
-from primitives import evaluated, inside_ball, keyed, responding
+from primitives import evaluated, inside_ball, keyed, random_press
 
 LAST = 30
 PRESETS = ("Stiff Shell", "Rubber", "Flesh", "Jelly", "Soft Clay", "Belly")
@@ -43,14 +43,7 @@ def empty(addon):
 def play(seed: int, spinning: bool) -> tuple[list[np.ndarray], float]:
     """The evaluated mesh every frame, and how far from rest a vertex may go."""
     rng = np.random.default_rng(300 + seed)
-    bpy.ops.wm.read_homefile(use_empty=True)
-    scene = bpy.context.scene
-    scene.frame_start, scene.frame_end = 1, LAST
-    obj = responding(("monkey", "uv", "torus", "cylinder")[seed % 4], turned=tuple(rng.uniform(-1, 1, 3)))
-    rest = np.array([v.co for v in obj.data.vertices])
-    width, size = float(np.ptp(rest, axis=0).max()), float(np.linalg.norm(np.ptp(rest, axis=0)))
-    out = rng.normal(size=3)
-    out /= np.linalg.norm(out)
+    scene, obj, rest, width, size, out = random_press(rng, ("monkey", "uv", "torus", "cylinder")[seed % 4], LAST)
     radius = float(rng.uniform(0.3, 0.75)) * width
     depth = float(rng.uniform(0.1, 0.3)) * width
     bpy.ops.mesh.primitive_uv_sphere_add(radius=radius, segments=32, ring_count=16)

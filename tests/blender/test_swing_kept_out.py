@@ -22,7 +22,7 @@ import pytest
 from test_contact_holds import enable
 from test_secondary import apply_preset
 
-from primitives import evaluated, inside_ball, inside_box, keyed, responding
+from primitives import evaluated, inside_ball, inside_box, keyed, random_press
 
 LAST = 26
 
@@ -43,14 +43,7 @@ def facing(z: np.ndarray, across: np.ndarray) -> mathutils.Euler:
 @pytest.mark.parametrize("seed", range(24))
 def test_a_swing_traced_over_the_surface_never_ends_inside_the_collider(seed):
     rng = np.random.default_rng(700 + seed)
-    bpy.ops.wm.read_homefile(use_empty=True)
-    scene = bpy.context.scene
-    scene.frame_start, scene.frame_end = 1, LAST
-    obj = responding(("monkey", "uv", "monkey", "torus")[seed % 4], turned=tuple(rng.uniform(-1, 1, 3)))
-    rest = np.array([v.co for v in obj.data.vertices])
-    width, size = float(np.ptp(rest, axis=0).max()), float(np.linalg.norm(np.ptp(rest, axis=0)))
-    out = rng.normal(size=3)
-    out /= np.linalg.norm(out)
+    scene, obj, rest, width, size, out = random_press(rng, ("monkey", "uv", "monkey", "torus")[seed % 4], LAST)
     along = rng.normal(size=3)
     along -= (along @ out) * out
     along /= np.linalg.norm(along)
