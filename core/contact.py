@@ -1024,8 +1024,9 @@ def push_direction(
     inward: np.ndarray, motion: np.ndarray, friction: float, offsets: np.ndarray | None = None
 ) -> np.ndarray:
     """Unit push directions (m, 3): the inward direction, tilted by friction toward the part
-    of the collider's motion along the surface (up to 45 degrees at full friction). The push
-    always goes inward, so friction drags a surface along but never turns it over.
+    of the collider's motion along the surface (up to 45 degrees at full friction), never past
+    the collider's motion itself. The push always goes inward, so friction drags a surface
+    along but never turns it over.
 
     ``offsets`` (m, 3), each vertex's displacement by the response so far, bounds the drag as
     Coulomb's law bounds a grip: a vertex is dragged along the motion no further than the
@@ -1033,10 +1034,18 @@ def push_direction(
     the bound a vertex in contact rides along with a sliding collider as far as it goes (a
     ball sliding across a face at friction 0.2 took vertices 0.65 m with it, pressed 0.2 m)."""
     along = np.einsum("ij,ij->i", motion, inward)[:, None]
-    tangential = _unit(motion - along * inward)
-    tilt = np.full(inward.shape[0], friction * FRICTION_TILT)
+    across = motion - along * inward
+    sideways = np.linalg.norm(across, axis=1)
+    tangential = _unit(across)
+    # Toward the collider's motion, never past it: a collider coming straight in along the
+    # push drags nothing sideways, however rough (a rounding-size sideways motion tilted a
+    # push at full strength, and which way it pointed was rounding's).
+    with np.errstate(divide="ignore", invalid="ignore"):
+        slope = np.where(sideways > 0, sideways / np.abs(along[:, 0]), 0.0)
+    tilt = np.minimum(friction * FRICTION_TILT, slope)
     if offsets is not None and friction > 0:
-        grip = tilt * np.maximum(np.einsum("ij,ij->i", offsets, inward), 0.0)  # the furthest it drags
+        depth = np.maximum(np.einsum("ij,ij->i", offsets, inward), 0.0)
+        grip = friction * FRICTION_TILT * depth  # the furthest it drags (the friction's, not the tilt's)
         dragged = np.einsum("ij,ij->i", offsets, tangential)
         room = np.divide(grip - dragged, grip, out=np.zeros_like(grip), where=grip > 0)
         tilt *= np.clip(room, 0.0, 1.0)

@@ -284,6 +284,20 @@ def test_friction_tilts_the_push_at_most_45_degrees_and_never_outward():
     np.testing.assert_allclose(push_direction(inward, motion, 0.0), inward)
 
 
+def test_friction_tilts_the_push_toward_the_colliders_motion_never_past_it():
+    """A collider coming straight in drags nothing sideways, and a hair of sideways motion (a
+    rounding's) tilts the push by a hair, not by the whole friction: the tilt is continuous in
+    the motion. Coming in at 10 degrees, it tilts the push 10 degrees at most; sliding, by the
+    friction's whole 45 degrees."""
+    inward = np.tile(-UP, (4, 1))
+    motion = np.array([[0.0, 0.0, -0.1], [1e-9, 0.0, -0.1], [0.1 * np.tan(np.radians(10)), 0.0, -0.1], [0.1, 0.0, 0.0]])
+    tilt = np.degrees(np.arccos(np.clip(push_direction(inward, motion, 1.0) @ -UP, -1.0, 1.0)))
+    assert tilt[0] == 0.0
+    assert tilt[1] < 1e-6
+    assert tilt[2] == pytest.approx(10.0, abs=1e-6)
+    assert tilt[3] == pytest.approx(45.0, abs=1e-6)
+
+
 def test_a_vertex_tracked_by_its_collider_stays_in_contact_through_rounding():
     """A ball that moves along with the surface finds the vertex it left on its face a hair
     outside (the 0.03 mm of the issue on a 0.3 m ball): still touching, not released."""
