@@ -14,16 +14,17 @@ Usage: .venv/bin/python tools/soak_contact.py [--cases 260] [--first 0] [--json 
 Prints each case's figures and the sums: the most triangles turned over in a frame, summed
 over the cases; the cases where a vertex went further than twice the press (or the deepest
 the collider reached into the rest shape, if deeper) plus the slide; the deepest inside (a
-fraction of the mesh's size). ``--carried``: each case played again
-with the mesh and the collider carried together by a moving, turning parent, its figures,
-and how far its shape (in the mesh's own space) strays from the still one's; with
-``--bone``, by the one bone the mesh is bound to (the collider parented to it), against the
-rig held at rest. ``--turning``:
-the colliders also turn while they press, about a random axis through their centre.
-``--tracking``: instead of sliding straight, the collider travels along the mesh's surface at
-its depth (a finger traced over a belly): from frame 12 to 20 the direction it presses along
-turns up to 1.2 radians toward the slide, keyed every frame as deep past the mesh's furthest
-extent along it (a path that turns smoothly round the mesh), a box turned to face it.
+fraction of the mesh's size).
+
+``--carried``: each case played again with the mesh and the collider carried together by a
+moving, turning parent, its figures, and how far its shape (in the mesh's own space) strays
+from the still one's; with ``--bone``, by the one bone the mesh is bound to (the collider
+parented to it), against the rig held at rest. ``--turning``: the colliders also turn while
+they press, about a random axis through their centre. ``--tracking``: instead of sliding
+straight, the collider travels along the mesh's surface at its depth (a finger traced over a
+belly): from frame 12 to 20 the direction it presses along turns up to 1.2 radians toward
+the slide, keyed every frame as deep past the mesh's furthest extent along it (a path that
+turns smoothly round the mesh), a box turned to face it.
 """
 
 import argparse
