@@ -511,19 +511,16 @@ def _step(obj, simulation: Simulation, scene, frame: int, depsgraph: bpy.types.D
     deformation = posed.Deformation(obj, depsgraph, scene)  # (the frame's: shared with what shows)
     with deformation, finder(obj, simulation, scene, depsgraph, held=deformation) as find:
         if frame > simulation.start:
-            # Without friction every push follows its collider's press axis, which keeps a sheet
-            # a height field: only friction's drag along the surface can fold it, so only it
-            # needs the guard.
-            folds = simulation.folds if obj.collision_response.friction > 0 else None
             held = bool(obj.collision_response.interiors) or obj.collision_response.container is not None
             moved = advance(
                 surface,
                 find,
                 1.0 / fps,
-                folds,
+                simulation.folds,
                 simulation.overshoot,
                 structure=held,
                 volume=simulation.volume,
+                friction=obj.collision_response.friction > 0,
             )
         else:  # the start frame is the rest shape: it only shows the colliders to the query
             find(surface.positions, None, np.inf)  # (their motion is measured from there)

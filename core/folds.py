@@ -11,11 +11,19 @@ turning it over. Straightening vertex by vertex instead folds the neighbours of 
 straightened vertex in turn; straightening the whole mesh moves what has nothing to do
 with the fold. It works in the solver's space (rest space): a rig's deformation does not
 fold faces.
+
+A curved mesh is no height field, and without friction it folds near a contact too: the
+coarse levels turn the surface around a dent, and the thin faces there fold (a UV sphere's
+near its pole); a collider's push lays a vertex past a neighbour it does not hold (a box's
+edge on a sphere). Without friction the guard looks only near the contact
+(``near_contact``), straightens as above, and then carries the surface beside what the
+colliders hold along with it (``carry``): scaling a pushed vertex back does not last, the
+next push puts it there again.
 """
 
 import numpy as np
 
-from .graph import ranges
+from .graph import polygon_neighbours, ranges
 
 #: Bisection steps for the factor on the response along the surface (1/256 at the end).
 ROUNDS = 8
@@ -24,6 +32,16 @@ ROUNDS = 8
 REGION_RINGS = (2, 4, 8, 16, 64)
 #: Faces whose normal is within this cosine of lying in their rest plane count as folded.
 FLAT = 0.01
+#: Without friction, folds are looked for within this many rings of polygons of the
+#: vertices the colliders push or hold: the coarse levels' turn of the surface around a dent
+#: folds the thin faces there (a UV sphere's near its pole, 2 to 7 rings from the contact).
+CONTACT_RINGS = 8
+#: Rings of polygons around a fold a collider's push makes whose response is smoothed
+#: (``FoldGuard.carry``), tried in turn (a UV sphere's folds needed 2, once 4); the most
+#: smoothing rounds, the folds looked for every ``CARRY_CHECK`` rounds.
+CARRY_RINGS = (4,)
+CARRY_ROUNDS = 32
+CARRY_CHECK = 4
 
 
 class FoldGuard:
@@ -80,6 +98,10 @@ class FoldGuard:
         lowest = np.full(vertex_count, np.inf)
         np.minimum.at(lowest, owners, np.repeat(height, 3))
         self._leeway = (0.5 * lowest).astype(np.float32) ** 2  # squared, as it is compared
+        # Each vertex's neighbours across its polygons (``_within``), as ranges of ``_neighbours``.
+        heads, self._neighbours = polygon_neighbours(vertex_count, corners, sizes)
+        self._degree = np.bincount(heads, minlength=vertex_count)
+        self._first_neighbour = np.cumsum(self._degree) - self._degree
 
     @staticmethod
     def _face_normals(positions: np.ndarray, triangles: np.ndarray) -> np.ndarray:
@@ -105,21 +127,26 @@ class FoldGuard:
         faces = np.arange(self.triangles.shape[0]) if vertices is None else self._faces_around(vertices)
         return faces[self._turned(positions, faces)]
 
-    def straighten(self, positions: np.ndarray, moved: np.ndarray) -> np.ndarray | None:
+    def straighten(self, positions: np.ndarray, moved: np.ndarray, near: np.ndarray | None = None) -> np.ndarray | None:
         """The displacement (n, 3) that unfolds the faces a step folded around vertices
         ``moved``: the response along the surface (off the rest normals) scaled down around
-        the folds, just enough. None where nothing folded."""
+        the folds, just enough. None where nothing folded, or where that cannot undo it.
+        ``near`` (n,) bool: if given, only the faces around these vertices are looked at
+        (``near_contact``: without friction nothing drags the surface along it far from a
+        contact; looking everywhere cost a sliding torus's frame on a 126k monkey 7-26 ms)."""
         # A response along the rest normals alone keeps a sheet a height field: only a face
         # with a vertex this step moved, and moved off its normal, can have turned over.
-        # Whole-array float32 passes: a step usually moves most of the mesh (coarse levels),
-        # and gathering those rows would cost more than reading every row.
-        response = np.asarray(positions, dtype=np.float32) - self._rest32
-        along = np.einsum("ij,ij->i", response, self._normals32)
-        response -= along[:, None] * self._normals32
-        drifting = np.einsum("ij,ij->i", response, response) > self._leeway
-        candidates = np.zeros(drifting.shape, dtype=bool)
+        candidates = np.zeros(self.rest.shape[0], dtype=bool)
         candidates[moved] = True
-        drifted = (drifting & candidates).nonzero()[0]
+        if near is None:
+            # Whole-array float32 passes: a step usually moves most of the mesh (coarse
+            # levels), and gathering those rows would cost more than reading every row.
+            response = np.asarray(positions, dtype=np.float32) - self._rest32
+            along = np.einsum("ij,ij->i", response, self._normals32)
+            response -= along[:, None] * self._normals32
+            drifted = (candidates & (np.einsum("ij,ij->i", response, response) > self._leeway)).nonzero()[0]
+        else:
+            drifted = self._drifted(positions, (candidates & near).nonzero()[0])
         folded = self.folded(positions, drifted) if drifted.size else drifted
         if folded.size == 0:
             return None
@@ -128,12 +155,84 @@ class FoldGuard:
         # (a curved mesh pressed along one axis, coarse levels spreading a push), and scaling
         # it everywhere moved vertices far from any fold (a ball sliding across a face: 0.65 m
         # where the press was 0.2 m deep). The region grows until it holds what folds.
-        for rings in REGION_RINGS:
+        if not self._along_undoes(positions, folded):
+            return None
+        # (Near a contact, no further than it is looked at: beyond, a curved mesh's response
+        # along its normals alone folds more faces the wider the region, 6,452 at 64 rings on
+        # a monkey, 60 ms to find that nothing helps.)
+        for rings in REGION_RINGS if near is None else [r for r in REGION_RINGS if r <= CONTACT_RINGS]:
             region, weight = self._around(self.triangles[folded].ravel(), rings)
             placed = self._scaled_down(positions, region, weight)
             if placed is not None:
                 return placed - positions
         return None
+
+    def near_contact(self, held: np.ndarray) -> np.ndarray:
+        """The vertices within ``CONTACT_RINGS`` rings of polygons of those ``held`` (n,) bool
+        by the colliders, (n,) bool."""
+        return self._within(held, CONTACT_RINGS)
+
+    def carry(self, positions: np.ndarray, held: np.ndarray, near: np.ndarray, before: np.ndarray) -> tuple:
+        """The displacement (n, 3) that unfolds the faces around the vertices ``near`` (n,)
+        bool with a corner the colliders do not hold (``held`` (n,) bool) that were not
+        folded at ``before`` (the frame's start), and whether it unfolds all of them: the
+        response of the other vertices around each fold smoothed toward theirs
+        (``_carried``), as far as that unfolds more. None where none folds, or smoothing
+        unfolds none. A collider pushes what it holds where it must be (a box's edge laid a
+        UV sphere's vertex past its neighbours, 9 of its 1,984 triangles turned over; scaled
+        back, the push out laid it there again): the surface beside it is carried along. (A
+        fold left is not tried again the next frame: a torus sliding over a monkey's brow
+        cost 10-40 ms a frame.)"""
+        drifted = self._drifted(positions, near.nonzero()[0])
+        folded = self.folded(positions, drifted) if drifted.size else drifted
+        folded = folded[~held[self.triangles[folded]].all(axis=1)]
+        folded = folded[~self._turned(before, folded)]
+        if folded.size == 0:
+            return None, True
+        positions = np.asarray(positions, dtype=np.float64)
+        best, fewest = None, None
+        for rings in CARRY_RINGS:
+            placed, left, before_count = self._carried(positions, self.triangles[folded].ravel(), rings, held)
+            if placed is not None and left < before_count and (fewest is None or left < fewest):
+                best, fewest = placed, left
+            if fewest == 0:
+                break
+        return (None, False) if best is None else (best - positions, fewest == 0)
+
+    def _carried(self, positions: np.ndarray, seeds: np.ndarray, rings: int, held: np.ndarray) -> tuple:
+        """``positions`` with the response of the vertices within ``rings`` rings of
+        ``seeds``, but those ``held`` and the last ring, smoothed (each the mean of its
+        neighbours', a round at a time) until no face around them is folded, or smoothing
+        stops unfolding more (after ``CARRY_ROUNDS`` at most): the positions that left the
+        fewest folded (None if it unfolds none), how many, and how many were before."""
+        region, weight = self._around(seeds, rings)
+        free = (weight > 1.0 / (rings + 1.0) + 1e-9) & ~held[region]
+        if not free.any():
+            return None, 0, 0
+        local = np.full(self.rest.shape[0], -1)
+        local[region] = np.arange(region.size)
+        moving = region[free]
+        count = self._degree[moving]
+        around = local[self._neighbours[ranges(self._first_neighbour[moving], count)]]  # (all in the region)
+        owner = np.repeat(np.arange(moving.size), count)
+        faces = self._faces_around(moving)  # (the others do not change)
+        response = positions[region] - self.rest[region]
+        slot = free.nonzero()[0]
+        placed = positions.copy()
+        first = left = int(self._turned(placed, faces).sum())
+        best = None
+        for done in range(1, CARRY_ROUNDS + 1):
+            summed = np.stack([np.bincount(owner, response[around, i], moving.size) for i in range(3)], 1)
+            response[slot] = summed / count[:, None]
+            if done % CARRY_CHECK == 0:
+                placed[moving] = self.rest[moving] + response[slot]
+                still = int(self._turned(placed, faces).sum())
+                if still >= left:  # smoothing unfolds no more (a monkey's brow under a torus)
+                    break
+                best, left = placed.copy(), still
+                if still == 0:
+                    break
+        return best, left, first
 
     def calmed(self, base: np.ndarray, shown: np.ndarray, swinging: np.ndarray) -> np.ndarray | None:
         """``shown`` (n, 3) with what it adds to ``base`` (n, 3) (a swing, on vertices
@@ -161,6 +260,18 @@ class FoldGuard:
                     return calmed
         return None
 
+    def _along_undoes(self, positions: np.ndarray, folded: np.ndarray) -> bool:
+        """Whether the folded faces unfold with all their vertices' response along the
+        surface taken away (else no region's scaling can undo them: it takes no more, and
+        trying every region cost a sliding torus's frame on a monkey 85 ms: the faces a
+        push lays over a collider's curve fold with their response along the normals alone)."""
+        corners = self.triangles[folded]
+        rest, normals = self.rest[corners], self.normals[corners]
+        placed = rest + np.einsum("fij,fij->fi", positions[corners] - rest, normals)[..., None] * normals
+        normal = np.cross(placed[:, 1] - placed[:, 0], placed[:, 2] - placed[:, 0])
+        facing = np.einsum("ij,ij->i", normal, self.rest_normals[folded])
+        return not bool((facing <= FLAT * np.linalg.norm(normal, axis=1)).any())
+
     def _turned(self, positions: np.ndarray, faces: np.ndarray, flat: float = FLAT) -> np.ndarray:
         """Which of ``faces`` are turned over at ``positions`` (or within ``flat`` of lying in
         their rest plane), (f,) bool."""
@@ -172,6 +283,30 @@ class FoldGuard:
             return facing <= 0.0
         # Nearly on edge counts as turned: a face kept just short of it stays visibly a face.
         return facing <= flat * np.sqrt(np.einsum("ij,ij->i", normals, normals))
+
+    def _drifted(self, positions: np.ndarray, looked: np.ndarray) -> np.ndarray:
+        """Those of the vertices ``looked`` (indices) whose response has moved them off
+        their rest normal far enough to have turned a face over (``_leeway``)."""
+        normals = self._normals32[looked]
+        response = np.asarray(positions[looked], dtype=np.float32) - self._rest32[looked]
+        response -= np.einsum("ij,ij->i", response, normals)[:, None] * normals
+        return looked[np.einsum("ij,ij->i", response, response) > self._leeway[looked]]
+
+    def _within(self, seeds: np.ndarray, rings: int) -> np.ndarray:
+        """The vertices within ``rings`` rings of polygons of ``seeds`` (n,) bool, (n,) bool;
+        each ring from the last one's new vertices alone (a whole contact's neighbours once),
+        marked, not sorted."""
+        reached = seeds.copy()
+        front = seeds.nonzero()[0]
+        for _ in range(rings):
+            if front.size == 0:
+                break
+            new = np.zeros_like(reached)
+            new[self._neighbours[ranges(self._first_neighbour[front], self._degree[front])]] = True
+            new &= ~reached
+            front = new.nonzero()[0]
+            reached |= new
+        return reached
 
     def _around(self, seeds: np.ndarray, rings: int) -> tuple[np.ndarray, np.ndarray]:
         """The vertices within ``rings`` rings of triangles of ``seeds``, and each one's weight:

@@ -31,6 +31,9 @@ from .volume import Volume
 #: Rounds of scaling a swing down where it turns faces over and pushing out what that takes
 #: into a collider (``_show_overshoot``).
 CALMING_ROUNDS = 4
+#: Rounds of carrying the surface beside what the pushes fold and pushing out what that
+#: takes into a collider (``_mend``).
+CARRYING_ROUNDS = 3
 
 
 class Find(Protocol):
@@ -73,6 +76,7 @@ def advance(
     overshoot: Overshoot | None = None,
     structure: bool = False,
     volume: Volume | None = None,
+    friction: bool = True,
 ) -> bool:
     """Respond for one frame of ``dt`` seconds. Returns False when nothing changed.
 
@@ -83,13 +87,16 @@ def advance(
     contact (``core.volume``), kept out of the colliders. ``structure``: the surface also
     meets an interior or a container (``core.contact``), which hold it against a collider's
     push: the pushed vertices are asked again too, since a push out of a collider can end
-    inside a bone under the skin, or out of the container."""
+    inside a bone under the skin, or out of the container. ``friction``: whether the colliders
+    drag the surface along, so that the step can fold faces anywhere it moved them; without,
+    ``guard`` looks only where the colliders push or hold the surface."""
     before = surface.positions
     push, touching = find(before, None, np.inf)
     contact = None if volume is None else nonzero_rows(push) | touching  # (before _mend changes push)
     stepped = surface.step(push, dt, touching)
     if stepped:
-        again, held = _mend(surface, find, guard, before, push, structure)
+        holding = nonzero_rows(push) | touching
+        again, held = _mend(surface, find, guard, before, push, structure, holding, friction)
         if contact is not None:  # what the step put back in touches them too (a dent relaxing up into a ball)
             contact |= held | nonzero_rows(again)
     if overshoot is None and volume is None:  # (the default: nothing below runs, the frame is as it was)
@@ -138,12 +145,24 @@ def _mend(
     before: np.ndarray,
     push: np.ndarray,
     structure: bool,
+    held: np.ndarray,
+    friction: bool,
 ) -> tuple[np.ndarray, np.ndarray]:
     """After a step: straighten folds, then push out what the step put back inside. Returns
-    the pushes out (n, 3) and which vertices the colliders hold then, (n,) bool."""
+    the pushes out (n, 3) and which vertices the colliders hold then, (n,) bool. ``held``
+    (n,) bool: the vertices the colliders pushed or held before the step; without
+    ``friction`` folds are looked for only near them (``FoldGuard.straighten``), and the
+    surface beside what the pushes fold is carried along (``FoldGuard.carry``), and pushed
+    out in turn."""
     after = surface.positions
     moved = rows_differ(after, before)
-    unfold = None if guard is None else guard.straighten(after, moved.nonzero()[0])
+    if structure and not friction:
+        # An interior or a container holds the surface against a collider's push: what the
+        # guard moves there, pushed out again, the two part (a skin pressed onto a bone by a
+        # ball ended 10 cm inside the bone). There it keeps to friction's drag, as before.
+        guard = None
+    near = None if guard is None or friction else guard.near_contact(held)
+    unfold = None if guard is None else guard.straighten(after, moved.nonzero()[0], near)
     if unfold is not None and surface.correct(unfold):
         after = surface.positions
         unfolded = nonzero_rows(unfold)
@@ -158,7 +177,27 @@ def _mend(
     again, touching = find(after, moved.nonzero()[0], _furthest(after - before, pushed))
     if again.any():
         surface.correct(again)
+    if guard is not None and near is not None:
+        _carry_along(surface, find, guard, near, held, before, again, touching)
     return again, touching
+
+
+def _carry_along(surface, find: Find, guard: FoldGuard, near, held, before, again, touching) -> None:
+    """The surface beside what the pushes fold carried along (``FoldGuard.carry``); what that
+    carries into a collider pushed out in turn (added to ``again`` (n, 3), and what touches
+    then to ``touching`` (n,) bool), which can fold again: a few rounds, while they undo all."""
+    for _ in range(CARRYING_ROUNDS):
+        carry, complete = guard.carry(surface.positions, held | nonzero_rows(again) | touching, near, before)
+        if carry is None or not surface.correct(carry):
+            return
+        carried = nonzero_rows(carry).nonzero()[0]
+        out, also = find(surface.positions, carried, _furthest_among(surface.positions, before, carried))
+        touching |= also
+        if out.any():
+            surface.correct(out)
+            again += out
+        if not (complete and out.any()):
+            return
 
 
 def _show_overshoot(surface: Surface, overshoot: Overshoot, find: Find, dt: float, before: np.ndarray) -> bool:

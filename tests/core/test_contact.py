@@ -435,6 +435,35 @@ def test_the_fold_guard_unfolds_a_sideways_drag_and_keeps_the_depth():
     np.testing.assert_array_equal(fixed[far], dragged[far])  # nothing far from the fold moves
 
 
+def test_the_fold_guard_carries_the_surface_beside_what_a_collider_holds_past_it():
+    """A collider holds a patch where it put it, two cells sideways and 10 cm down (a box's
+    edge pushing a UV sphere's vertices): the faces between it and the free surface beside
+    it fold. Scaling the drag back cannot undo them (the push lays them there again), so the
+    surface beside the patch is carried along: held vertices stay, free ones follow them,
+    nothing folds, nothing far moves."""
+    from core import VertexNormals
+    from core.folds import FoldGuard
+
+    rest = grid_rest(LEVEL)
+    quads = grid_quads(SIDE)
+    corners, sizes = quads.ravel(), np.full(len(quads), 4)
+    normals = VertexNormals(len(rest), corners, sizes)(rest, np.arange(len(rest)))
+    guard = FoldGuard(rest, corners, sizes, normals)
+    row, col = np.divmod(np.arange(len(rest)), SIDE)
+    held = (np.abs(row - 32) < 4) & (np.abs(col - 32) < 4)
+    pushed = rest.copy()
+    pushed[held] += [2.0 * (rest[1, 0] - rest[0, 0]), 0.0, -0.1]
+    assert guard.folded(pushed).size > 0
+    carry, complete = guard.carry(pushed, held, guard.near_contact(held), rest)
+    carried = pushed + carry
+    assert complete and guard.folded(carried).size == 0
+    np.testing.assert_array_equal(carry[held], 0.0)  # where the collider put them
+    ahead = (row == 32) & (col == 36)  # the free vertex the patch was pushed onto
+    assert (carried[ahead, 0] - rest[ahead, 0] > 0).all()  # carried along
+    far = (np.abs(row - 32) > 12) | (np.abs(col - 32) > 12)
+    np.testing.assert_array_equal(carried[far], pushed[far])
+
+
 def test_turning_the_whole_scene_turns_the_response_with_it():
     """A sheet and a ball sliding over it, turned 37 degrees about two axes: the response,
     turned back, is the same to float32 rounding (it moved 4e-3 of the size before: vertices
