@@ -184,6 +184,9 @@ class Contacts:
         self.last_axes: dict[str, np.ndarray] = {}
         #: How deep each wide collider reaches into the mesh's rest shape this frame (``_from_rest``).
         self.reaches: dict[str, float] = {}
+        #: Asked of shown positions (``core.frame.unchanged``): they did not come from the last
+        #: query's by a move of the surface's (``_back_the_way_it_came``).
+        self.showing = False
 
     def aim(self, colliders: "Colliders", points: np.ndarray, normals: np.ndarray) -> None:
         """Each collider's press axis, from every vertex near it (``points`` and their unit
@@ -365,6 +368,8 @@ class Contacts:
         pick = np.arange(points.shape[0])
         push = directions[longest, pick] * length[longest, pick][:, None]
         pushed = length[longest, pick] > 0
+        if pushed.any() and not self.showing:
+            _back_the_way_it_came(colliders, motions, approach, was_held, longest, push, pushed)
         if len(colliders.names) > 1 and pushed.any():
             push = _out_of_the_others(
                 cast, colliders, sides, solid, points, directions, longest, push, pushed, rules, tilted
@@ -952,6 +957,23 @@ def _may_have_entered(colliders: Colliders, solid: np.ndarray, points, push, sta
     for k in np.isfinite(solid).all(axis=1).nonzero()[0]:
         may[k] = (moved - colliders.centres[k]) @ solid[k] > -standoff - HOLD_TOLERANCE * colliders.sizes[k]
     return may
+
+
+def _back_the_way_it_came(colliders: Colliders, motions, approach, was_held, longest, push, pushed) -> None:
+    """``push`` (m, 3), in place: a vertex out of every collider at the last query (not
+    ``was_held``) that came into a still, closed collider (``longest`` (m,): each vertex's)
+    by its own move since (``approach`` (m, 3): a step's spread or relaxation) goes back that
+    way where its push out is longer than twice that move, to where it was out. Its push
+    along the press axis can leave through a far side: a box's, 0.7 m for a monkey's vertex
+    a step had moved 7 cm in, past twice the press. (Not behind a plane: its side is its own.)"""
+    pick = np.arange(push.shape[0])
+    still = ~np.any(motions[longest, pick] != 0.0, axis=1)
+    closed = colliders.closed()[longest]
+    if colliders.kinds is not None:
+        closed &= colliders.kinds[longest] == COLLIDER
+    moved = np.einsum("ij,ij->i", approach, approach)
+    back = pushed & ~was_held & closed & still & (moved > 0) & (np.einsum("ij,ij->i", push, push) > 4.0 * moved)
+    push[back] = -approach[back]
 
 
 def _winner(length: np.ndarray, touch: np.ndarray, kinds: np.ndarray | None) -> np.ndarray:

@@ -61,6 +61,7 @@ def unchanged(contacts: Contacts) -> Iterator[None]:
     press without the swing."""
     # Its arrays change in place, its dicts and sets by item: copies of each are enough.
     saved = {name: copy(value) for name, value in vars(contacts).items()}
+    contacts.showing = True
     try:
         yield
     finally:
@@ -193,9 +194,14 @@ def _carry_along(surface, find: Find, guard: FoldGuard, near, held, before, agai
         carried = nonzero_rows(carry).nonzero()[0]
         out, also = find(surface.positions, carried, _furthest_among(surface.positions, before, carried))
         touching |= also
+        # A vertex carried so far in that its way out is longer than the carry (a box's far
+        # side: 0.5 m in one frame on a monkey) goes back where it was, out of it.
+        far = np.einsum("ij,ij->i", out, out) > np.einsum("ij,ij->i", carry, carry) * (1.0 + 1e-6)
+        if far.any():
+            out[far] = -carry[far]
         if out.any():
             surface.correct(out)
-            again += out
+            again[~far] += out[~far]
         if not (complete and out.any()):
             return
 

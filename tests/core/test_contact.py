@@ -341,6 +341,43 @@ def test_a_vertex_held_by_a_spinning_ball_stays_in_contact_as_its_faces_swing_un
     assert HOLD_TOLERANCE < 0.005 < FACETING
 
 
+def test_a_vertex_a_step_moved_into_a_still_closed_collider_goes_back_rather_than_far_through():
+    """Out of every collider at the last query, moved 7 cm into a still box by a step, and
+    pushed 0.7 m out through its far side along the press axis (a monkey's vertex, seed 130 of
+    the soak): it goes back the 7 cm it came. Not where the push is at most twice the move,
+    nor where the collider moved, held the vertex already, or is open (a plane's side is its
+    own), nor for positions only shown (a swing)."""
+    from core.contact import _back_the_way_it_came
+
+    def pushed_back(push, approach, motion=(0.0, 0.0, 0.0), was_held=False, open_=False):
+        colliders = Colliders(["box"], np.zeros((1, 3)), np.ones(1), None, open=np.array([open_]))
+        push = np.array([push], dtype=np.float64)
+        _back_the_way_it_came(
+            colliders,
+            np.array([[motion]]),
+            np.array([approach]),
+            np.array([was_held]),
+            np.zeros(1, int),
+            push,
+            np.ones(1, bool),
+        )
+        return push[0]
+
+    came, far = (0.0, -0.07, 0.01), (0.1, -0.13, 0.68)
+    np.testing.assert_allclose(pushed_back(far, came), [0.0, 0.07, -0.01])
+    np.testing.assert_array_equal(pushed_back((0.0, 0.1, 0.0), came), [0.0, 0.1, 0.0])  # at most twice the way in
+    np.testing.assert_array_equal(pushed_back(far, came, motion=(0.0, 0.01, 0.0)), far)  # the collider came to it
+    np.testing.assert_array_equal(pushed_back(far, came, was_held=True), far)
+    np.testing.assert_array_equal(pushed_back(far, came, open_=True), far)
+    contacts = Contacts(1)
+    assert not contacts.showing
+    from core.frame import unchanged as showing
+
+    with showing(contacts):
+        assert contacts.showing
+    assert not contacts.showing
+
+
 def _turn(angle: float, axis: int) -> np.ndarray:
     c, s = np.cos(angle), np.sin(angle)
     i, j = [k for k in range(3) if k != axis]
