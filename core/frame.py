@@ -194,8 +194,8 @@ def _carry_along(surface, find: Find, guard: FoldGuard, near, held, before, agai
         carried = nonzero_rows(carry).nonzero()[0]
         out, also = find(surface.positions, carried, _furthest_among(surface.positions, before, carried))
         touching |= also
-        # A vertex carried so far in that its way out is longer than the carry (a box's far
-        # side: 0.5 m in one frame on a monkey) goes back where it was, out of it.
+        # A vertex carried so far in that its way out is longer than the carry goes back
+        # where it was, out of it: carrying must not send a vertex through a collider.
         far = np.einsum("ij,ij->i", out, out) > np.einsum("ij,ij->i", carry, carry) * (1.0 + 1e-6)
         if far.any():
             out[far] = -carry[far]

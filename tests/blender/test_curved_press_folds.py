@@ -4,8 +4,11 @@ Pushes along a collider's press axis keep a sheet a height field, so the fold gu
 with friction. On a curved mesh the coarse levels turn the surface around a dent, and the thin
 faces there (a UV sphere's near its pole) folded, 2 to 7 rings of polygons from the vertices
 the collider held: 8 of a UV sphere's 960 triangles under a ball pressed a quarter of its width
-with Rubber (`tools/soak_contact.py`: 9 of 120 random cases). Without friction the guard now
-looks within ``core.folds.CONTACT_RINGS`` rings of the vertices the colliders push or hold.
+with Rubber (`tools/soak_contact.py`: 9 of 120 random cases); and a box's edge pushed a
+vertex past a free neighbour, which straightening could not undo (the next push put it there
+again). Without friction the guard now looks within ``core.folds.CONTACT_RINGS`` rings of the
+vertices the colliders push or hold, and carries the surface beside them along
+(``FoldGuard.carry``). 6 of these 30 turned 1 to 9 triangles over before.
 
 Random presses: a UV sphere or an icosphere turned at random, a ball (0.15 to 0.75 times the
 mesh's width) or a box (0.3 to 1.2 times it, its thin axis along the press) keyed to press 10
