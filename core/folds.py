@@ -37,10 +37,10 @@ FLAT = 0.01
 #: folds the thin faces there (a UV sphere's near its pole, 2 to 7 rings from the contact).
 CONTACT_RINGS = 8
 #: Rings of polygons around a fold a collider's push makes whose response is smoothed
-#: (``FoldGuard.carry``), tried in turn (a UV sphere's folds needed 2, once 4: 4 alone holds
-#: them, and trying 2 first cost a monkey's frame more than it saved); the most smoothing
-#: rounds, the folds looked for every ``CARRY_CHECK`` rounds.
-CARRY_RINGS = (4,)
+#: (``FoldGuard.carry``; a UV sphere's folds needed 2, once 4: 4 holds them all, and trying 2
+#: first cost a monkey's frame more than it saved); the most smoothing rounds, the folds
+#: looked for every ``CARRY_CHECK`` rounds.
+CARRY_RINGS = 4
 CARRY_ROUNDS = 32
 CARRY_CHECK = 4
 
@@ -99,7 +99,8 @@ class FoldGuard:
         lowest = np.full(vertex_count, np.inf)
         np.minimum.at(lowest, owners, np.repeat(height, 3))
         self._leeway = (0.5 * lowest).astype(np.float32) ** 2  # squared, as it is compared
-        # Each vertex's neighbours across its polygons (``_within``), as ranges of ``_neighbours``.
+        # Each vertex's neighbours across its polygons (``near_contact``, ``_carried``), as
+        # ranges of ``_neighbours``.
         heads, self._neighbours = polygon_neighbours(vertex_count, corners, sizes)
         self._degree = np.bincount(heads, minlength=vertex_count)
         self._first_neighbour = np.cumsum(self._degree) - self._degree
@@ -171,7 +172,17 @@ class FoldGuard:
     def near_contact(self, held: np.ndarray) -> np.ndarray:
         """The vertices within ``CONTACT_RINGS`` rings of polygons of those ``held`` (n,) bool
         by the colliders, (n,) bool."""
-        return self._within(held, CONTACT_RINGS)
+        reached = held.copy()
+        front = held.nonzero()[0]
+        for _ in range(CONTACT_RINGS):  # each ring from the last one's new vertices alone, marked
+            if front.size == 0:
+                break
+            new = np.zeros_like(reached)
+            new[self._neighbours[ranges(self._first_neighbour[front], self._degree[front])]] = True
+            new &= ~reached
+            front = new.nonzero()[0]
+            reached |= new
+        return reached
 
     def carry(self, positions: np.ndarray, held: np.ndarray, near: np.ndarray, before: np.ndarray) -> tuple:
         """The displacement (n, 3) that unfolds the faces around the vertices ``near`` (n,)
@@ -191,25 +202,19 @@ class FoldGuard:
         if folded.size == 0:
             return None, True
         positions = np.asarray(positions, dtype=np.float64)
-        best, fewest = None, None
-        for rings in CARRY_RINGS:
-            placed, left, before_count = self._carried(positions, self.triangles[folded].ravel(), rings, held)
-            if placed is not None and left < before_count and (fewest is None or left < fewest):
-                best, fewest = placed, left
-            if fewest == 0:
-                break
-        return (None, False) if best is None else (best - positions, fewest == 0)
+        placed, left = self._carried(positions, self.triangles[folded].ravel(), held)
+        return (None, False) if placed is None else (placed - positions, left == 0)
 
-    def _carried(self, positions: np.ndarray, seeds: np.ndarray, rings: int, held: np.ndarray) -> tuple:
-        """``positions`` with the response of the vertices within ``rings`` rings of
+    def _carried(self, positions: np.ndarray, seeds: np.ndarray, held: np.ndarray) -> tuple:
+        """``positions`` with the response of the vertices within ``CARRY_RINGS`` rings of
         ``seeds``, but those ``held`` and the last ring, smoothed (each the mean of its
         neighbours', a round at a time) until no face around them is folded, or smoothing
         stops unfolding more (after ``CARRY_ROUNDS`` at most): the positions that left the
-        fewest folded (None if it unfolds none), how many, and how many were before."""
-        region, weight = self._around(seeds, rings)
-        free = (weight > 1.0 / (rings + 1.0) + 1e-9) & ~held[region]
+        fewest folded (None if it unfolds none), and how many."""
+        region, weight = self._around(seeds, CARRY_RINGS)
+        free = (weight > 1.0 / (CARRY_RINGS + 1.0) + 1e-9) & ~held[region]
         if not free.any():
-            return None, 0, 0
+            return None, 0
         local = np.full(self.rest.shape[0], -1)
         local[region] = np.arange(region.size)
         moving = region[free]
@@ -220,7 +225,7 @@ class FoldGuard:
         response = positions[region] - self.rest[region]
         slot = free.nonzero()[0]
         placed = positions.copy()
-        first = left = int(self._turned(placed, faces).sum())
+        left = int(self._turned(placed, faces).sum())
         best = None
         for done in range(1, CARRY_ROUNDS + 1):
             summed = np.stack([np.bincount(owner, response[around, i], moving.size) for i in range(3)], 1)
@@ -233,7 +238,7 @@ class FoldGuard:
                 best, left = placed.copy(), still
                 if still == 0:
                     break
-        return best, left, first
+        return best, left
 
     def calmed(self, base: np.ndarray, shown: np.ndarray, swinging: np.ndarray) -> np.ndarray | None:
         """``shown`` (n, 3) with what it adds to ``base`` (n, 3) (a swing, on vertices
@@ -269,17 +274,21 @@ class FoldGuard:
         corners = self.triangles[folded]
         rest, normals = self.rest[corners], self.normals[corners]
         placed = rest + np.einsum("fij,fij->fi", positions[corners] - rest, normals)[..., None] * normals
-        normal = np.cross(placed[:, 1] - placed[:, 0], placed[:, 2] - placed[:, 0])
-        facing = np.einsum("ij,ij->i", normal, self.rest_normals[folded])
-        return not bool((facing <= FLAT * np.linalg.norm(normal, axis=1)).any())
+        own = np.arange(corners.size).reshape(corners.shape)  # (each face its own three rows of ``placed``)
+        return not bool(self._against(self._face_normals(placed.reshape(-1, 3), own), folded, FLAT).any())
 
     def _turned(self, positions: np.ndarray, faces: np.ndarray, flat: float = FLAT) -> np.ndarray:
         """Which of ``faces`` are turned over at ``positions`` (or within ``flat`` of lying in
         their rest plane), (f,) bool."""
         every = faces.size == self.triangles.shape[0]  # (all of them, in order: no gathers)
         normals = self._face_normals(positions, self.triangles if every else self.triangles[faces])
+        return self._against(normals, None if every else faces, flat)
+
+    def _against(self, normals: np.ndarray, faces: np.ndarray | None, flat: float) -> np.ndarray:
+        """Which of the face normals ``normals`` (f, 3), of ``faces`` (all when None), face
+        against their rest direction (or within ``flat`` of lying in their rest plane)."""
         normals = normals.astype(np.float64)
-        facing = np.einsum("ij,ij->i", normals, self.rest_normals if every else self.rest_normals[faces])
+        facing = np.einsum("ij,ij->i", normals, self.rest_normals if faces is None else self.rest_normals[faces])
         if flat == 0.0:
             return facing <= 0.0
         # Nearly on edge counts as turned: a face kept just short of it stays visibly a face.
@@ -292,22 +301,6 @@ class FoldGuard:
         response = np.asarray(positions[looked], dtype=np.float32) - self._rest32[looked]
         response -= np.einsum("ij,ij->i", response, normals)[:, None] * normals
         return looked[np.einsum("ij,ij->i", response, response) > self._leeway[looked]]
-
-    def _within(self, seeds: np.ndarray, rings: int) -> np.ndarray:
-        """The vertices within ``rings`` rings of polygons of ``seeds`` (n,) bool, (n,) bool;
-        each ring from the last one's new vertices alone (a whole contact's neighbours once),
-        marked, not sorted."""
-        reached = seeds.copy()
-        front = seeds.nonzero()[0]
-        for _ in range(rings):
-            if front.size == 0:
-                break
-            new = np.zeros_like(reached)
-            new[self._neighbours[ranges(self._first_neighbour[front], self._degree[front])]] = True
-            new &= ~reached
-            front = new.nonzero()[0]
-            reached |= new
-        return reached
 
     def _around(self, seeds: np.ndarray, rings: int) -> tuple[np.ndarray, np.ndarray]:
         """The vertices within ``rings`` rings of triangles of ``seeds``, and each one's weight:
