@@ -23,7 +23,7 @@ next push puts it there again.
 
 import numpy as np
 
-from .graph import polygon_neighbours, ranges
+from .graph import polygon_neighbours, ranges, symmetric_graph
 
 #: Bisection steps for the factor on the response along the surface (1/256 at the end).
 ROUNDS = 8
@@ -99,11 +99,14 @@ class FoldGuard:
         lowest = np.full(vertex_count, np.inf)
         np.minimum.at(lowest, owners, np.repeat(height, 3))
         self._leeway = (0.5 * lowest).astype(np.float32) ** 2  # squared, as it is compared
-        # Each vertex's neighbours across its polygons (``near_contact``, ``_carried``), as
-        # ranges of ``_neighbours``.
-        heads, self._neighbours = polygon_neighbours(vertex_count, corners, sizes)
-        self._degree = np.bincount(heads, minlength=vertex_count)
-        self._first_neighbour = np.cumsum(self._degree) - self._degree
+        # Each vertex's neighbours across its polygons (``near_contact``, ``_carried``), and
+        # across its triangles (``_around``'s rings), each as ranges of one array.
+        self._polygon_ring = _Ring(vertex_count, *polygon_neighbours(vertex_count, corners, sizes))
+        if keep.all() and sizes.max(initial=0) <= 4:  # the same graph: a quad's corner triangles join all four
+            self._triangle_ring = self._polygon_ring
+        else:  # (an n-gon's fan, or a triangle dropped as degenerate: built; 0.1 s at 126k vertices)
+            firsts, seconds = self.triangles[:, [0, 1, 2]].ravel(), self.triangles[:, [1, 2, 0]].ravel()
+            self._triangle_ring = _Ring(vertex_count, *symmetric_graph(vertex_count, firsts, seconds))
 
     @staticmethod
     def _face_normals(positions: np.ndarray, triangles: np.ndarray) -> np.ndarray:
@@ -178,7 +181,7 @@ class FoldGuard:
             if front.size == 0:
                 break
             new = np.zeros_like(reached)
-            new[self._neighbours[ranges(self._first_neighbour[front], self._degree[front])]] = True
+            new[self._polygon_ring.of(front)] = True
             new &= ~reached
             front = new.nonzero()[0]
             reached |= new
@@ -201,16 +204,21 @@ class FoldGuard:
         folded = folded[~self._turned(before, folded)]
         if folded.size == 0:
             return None, True
-        positions = np.asarray(positions, dtype=np.float64)
         placed, left = self._carried(positions, self.triangles[folded].ravel(), held)
-        return (None, False) if placed is None else (placed - positions, left == 0)
+        if placed is None:
+            return None, False
+        moving, at = placed
+        carry = np.zeros(positions.shape)
+        carry[moving] = at - positions[moving].astype(np.float64)
+        return carry, left == 0
 
     def _carried(self, positions: np.ndarray, seeds: np.ndarray, held: np.ndarray) -> tuple:
-        """``positions`` with the response of the vertices within ``CARRY_RINGS`` rings of
-        ``seeds``, but those ``held`` and the last ring, smoothed (each the mean of its
-        neighbours', a round at a time) until no face around them is folded, or smoothing
-        stops unfolding more (after ``CARRY_ROUNDS`` at most): the positions that left the
-        fewest folded (None if it unfolds none), and how many."""
+        """The response of the vertices within ``CARRY_RINGS`` rings of ``seeds``, but those
+        ``held`` and the last ring, smoothed (each the mean of its neighbours', a round at a
+        time) until no face around them is folded, or smoothing stops unfolding more (after
+        ``CARRY_ROUNDS`` at most): the smoothed vertices and their positions (float64) that
+        left the fewest faces folded (None if it unfolds none), and how many. Worked in the
+        region's own rows: a fold is a few hundred vertices of a mesh of a hundred thousand."""
         region, weight = self._around(seeds, CARRY_RINGS)
         free = (weight > 1.0 / (CARRY_RINGS + 1.0) + 1e-9) & ~held[region]
         if not free.any():
@@ -218,27 +226,34 @@ class FoldGuard:
         local = np.full(self.rest.shape[0], -1)
         local[region] = np.arange(region.size)
         moving = region[free]
-        count = self._degree[moving]
-        around = local[self._neighbours[ranges(self._first_neighbour[moving], count)]]  # (all in the region)
-        owner = np.repeat(np.arange(moving.size), count)
-        faces = self._faces_around(moving)  # (the others do not change)
-        response = positions[region] - self.rest[region]
+        count = self._polygon_ring.degree[moving]
+        around = local[self._polygon_ring.of(moving)]  # (all in the region)
+        # Each neighbour's three components added into its owner's three bins, in the order
+        # of ``around`` (as three bincounts would: the same sums, bit for bit).
+        bins = (np.repeat(np.arange(moving.size), count)[:, None] * 3 + np.arange(3)).ravel()
+        faces = self._faces_around(moving)  # (the others do not change; their corners are in the region)
+        corners = local[self.triangles[faces]]
+        rest, placed = self.rest[region], positions[region].astype(np.float64)
+        response = placed - rest
         slot = free.nonzero()[0]
-        placed = positions.copy()
-        left = int(self._turned(placed, faces).sum())
+
+        def turned() -> int:
+            return int(self._against(self._face_normals(placed, corners), faces, FLAT).sum())
+
+        left = turned()
         best = None
         for done in range(1, CARRY_ROUNDS + 1):
-            summed = np.stack([np.bincount(owner, response[around, i], moving.size) for i in range(3)], 1)
+            summed = np.bincount(bins, response[around].ravel(), 3 * moving.size).reshape(-1, 3)
             response[slot] = summed / count[:, None]
             if done % CARRY_CHECK == 0:
-                placed[moving] = self.rest[moving] + response[slot]
-                still = int(self._turned(placed, faces).sum())
+                placed[slot] = rest[slot] + response[slot]
+                still = turned()
                 if still >= left:  # smoothing unfolds no more (a monkey's brow under a torus)
                     break
-                best, left = placed.copy(), still
+                best, left = placed[slot], still
                 if still == 0:
                     break
-        return best, left
+        return (None, left) if best is None else ((moving, best), left)
 
     def calmed(self, base: np.ndarray, shown: np.ndarray, swinging: np.ndarray) -> np.ndarray | None:
         """``shown`` (n, 3) with what it adds to ``base`` (n, 3) (a swing, on vertices
@@ -309,8 +324,8 @@ class FoldGuard:
         ring[seeds] = 0
         front = np.unique(seeds)
         for step in range(1, rings + 1):
-            reached = np.unique(self.triangles[self._faces_around(front)].ravel())
-            front = reached[ring[reached] < 0]
+            reached = self._triangle_ring.of(front)
+            front = np.unique(reached[ring[reached] < 0])
             ring[front] = step
         region = (ring >= 0).nonzero()[0]
         return region, 1.0 - ring[region] / (rings + 1.0)
@@ -348,3 +363,17 @@ class FoldGuard:
             else:
                 low = middle
         return scaled(low)
+
+
+class _Ring:
+    """A symmetric graph (``core.graph``'s heads and tails, sorted by head) as each vertex's
+    neighbours: a range of ``tails``."""
+
+    def __init__(self, vertex_count: int, heads: np.ndarray, tails: np.ndarray):
+        self.tails = tails
+        self.degree = np.bincount(heads, minlength=vertex_count)
+        self.first = np.cumsum(self.degree) - self.degree
+
+    def of(self, vertices: np.ndarray) -> np.ndarray:
+        """The neighbours of ``vertices``, concatenated (repeats kept)."""
+        return self.tails[ranges(self.first[vertices], self.degree[vertices])]
