@@ -8,10 +8,11 @@ so a held pose shows the same bits every frame, and nothing of them is fed back 
 next frame's relaxation or damping.
 
 The rays are cast in Blender's C++ as the colliders' are (``collision.raycast.RayCaster``,
-one cast for the rays of a round), against a hidden copy of the mesh's faces whose points are
-set to the surface asked about. Setting the points is one bulk copy; Blender builds the
-copy's search tree again at each cast (a few ms at 10k faces). A surface the same as the
-last frame's (a held pose, nothing relaxing) is not cast again: its moves are the last ones.
+the out rays of a round in one cast, then the in rays of the vertices found inside), against
+a hidden copy of the mesh's faces whose points are set to the surface asked about. Setting
+the points is one bulk copy; Blender builds the copy's search tree again at each round (about
+2 ms at 4k faces) and keeps it for the round's second cast. A surface the same as the last
+frame's (a held pose, nothing relaxing) is not cast again: its moves are the last ones.
 """
 
 from typing import cast
@@ -53,9 +54,11 @@ class SelfContact:
         if self._last is not None and np.array_equal(self._last[0], positions):
             return self._last[1].moves.astype(np.float32)
         self._depsgraph = depsgraph
-        if self.cap is None:  # at rest no part is inside another: the rays measure thickness
+        if self.cap is None:  # at rest no part is inside another: the in rays measure thickness
             every = np.arange(len(self.rest))
-            _outward, inward = self._cast(self.rest, self.normals(self.rest, every), every)
+            normals = self.normals(self.rest, every).astype(np.float64)
+            origins, directions = rays(self.rest.astype(np.float64), normals, self.offset)
+            inward = self._signed(self._surface(self.rest), origins[every.size :], directions[every.size :])
             self.cap = thickness(inward, self.offset) / 2
         normals = self.normals(positions, np.arange(len(positions))).astype(np.float64)
         step = STEP * self.edge
@@ -72,13 +75,26 @@ class SelfContact:
 
     def _cast(self, positions: np.ndarray, normals: np.ndarray, among: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """The signed distances (m,) the out and in rays of the vertices ``among`` (m,) meet
-        on the surface at ``positions`` (n, 3), along ``normals`` (n, 3)."""
+        on the surface at ``positions`` (n, 3), along ``normals`` (n, 3). An in ray tells only
+        how deep a vertex inside another part is: it is cast only where the out ray found
+        the vertex inside (nan elsewhere), in a second cast on the same surface, whose search
+        tree Blender keeps (the in rays cross the mesh to its far wall: they cost nearly twice
+        an out ray, and most vertices are inside nothing)."""
         surface = self._surface(positions)
         origins, directions = rays(positions[among].astype(np.float64), normals[among].astype(np.float64), self.offset)
+        count = among.size
+        outward = self._signed(surface, origins[:count], directions[:count])
+        inward = np.full(count, np.nan, dtype=outward.dtype)
+        inside = (outward > 0).nonzero()[0]  # (nan, a miss, compares False)
+        if inside.size:
+            inward[inside] = self._signed(surface, origins[count + inside], directions[count + inside])
+        return outward, inward
+
+    def _signed(self, surface: bpy.types.Object, origins: np.ndarray, directions: np.ndarray) -> np.ndarray:
+        """The signed distances (m,) the rays meet on ``surface`` (``RayCaster.cast``)."""
         assert self._depsgraph is not None
         signed, _normals = self.caster.cast([surface], origins, directions[None], self._depsgraph)
-        count = among.size
-        return signed[0, :count], signed[0, count:]
+        return signed[0]
 
     def _surface(self, positions: np.ndarray) -> bpy.types.Object:
         """The hidden copy of the mesh's faces, its points set to ``positions``; made again

@@ -230,24 +230,27 @@ class Faces:
         every corner is where it was)."""
         moves = moves.copy()
         halved = np.zeros(self.count, dtype=np.int64)
+        # Moves are only ever shortened: the triangles that can turn are among those with a
+        # moving corner now, and their normals at ``positions`` do not change.
+        corners = self.triangles[moves.any(axis=1)[self.triangles].any(axis=1)]
+        before = _normals(positions, corners)
         while True:
-            corners = self._turned(positions, moves)
-            if corners.size == 0:
+            moving = moves.any(axis=1)[corners].any(axis=1)  # (a corner whose move was dropped: not)
+            turned = np.einsum("ij,ij->i", before[moving], _normals(positions, corners[moving], moves)) <= 0.0
+            if not turned.any():
                 return moves
-            length = np.einsum("ijk,ijk->ij", moves[corners], moves[corners])
-            longest = np.unique(corners[np.arange(corners.shape[0]), length.argmax(axis=1)])
+            at = corners[moving][turned]
+            length = np.einsum("ijk,ijk->ij", moves[at], moves[at])
+            longest = np.unique(at[np.arange(at.shape[0]), length.argmax(axis=1)])
             halved[longest] += 1
             moves[longest] *= np.where(halved[longest] > HALVINGS, 0.0, 0.5)[:, None]
 
-    def _turned(self, positions: np.ndarray, moves: np.ndarray) -> np.ndarray:
-        """The corners (t, 3) of the triangles ``moves`` turn over against ``positions``."""
-        moving = moves.any(axis=1)
-        corners = self.triangles[moving[self.triangles].any(axis=1)]
-        turned = np.einsum("ij,ij->i", _normals(positions, corners), _normals(positions + moves, corners)) <= 0.0
-        return corners[turned]
 
-
-def _normals(positions: np.ndarray, triangles: np.ndarray) -> np.ndarray:
-    """Each triangle's (t, 3) normal, not made unit."""
-    a, b, c = (positions[triangles[:, k]] for k in range(3))
+def _normals(positions: np.ndarray, triangles: np.ndarray, moves: np.ndarray | None = None) -> np.ndarray:
+    """Each triangle's (t, 3) normal, not made unit; with ``moves`` (n, 3), at ``positions``
+    moved by them (only the corners' rows added)."""
+    if moves is None:
+        a, b, c = (positions[triangles[:, k]] for k in range(3))
+    else:
+        a, b, c = (positions[triangles[:, k]] + moves[triangles[:, k]] for k in range(3))
     return np.cross(b - a, c - a)
