@@ -175,17 +175,7 @@ class FoldGuard:
     def near_contact(self, held: np.ndarray) -> np.ndarray:
         """The vertices within ``CONTACT_RINGS`` rings of polygons of those ``held`` (n,) bool
         by the colliders, (n,) bool."""
-        reached = held.copy()
-        front = held.nonzero()[0]
-        for _ in range(CONTACT_RINGS):  # each ring from the last one's new vertices alone, marked
-            if front.size == 0:
-                break
-            new = np.zeros_like(reached)
-            new[self._polygon_ring.of(front)] = True
-            new &= ~reached
-            front = new.nonzero()[0]
-            reached |= new
-        return reached
+        return self._polygon_ring.rings(held.nonzero()[0], CONTACT_RINGS) >= 0
 
     def carry(self, positions: np.ndarray, held: np.ndarray, near: np.ndarray, before: np.ndarray) -> tuple:
         """The displacement (n, 3) that unfolds the faces around the vertices ``near`` (n,)
@@ -320,13 +310,7 @@ class FoldGuard:
     def _around(self, seeds: np.ndarray, rings: int) -> tuple[np.ndarray, np.ndarray]:
         """The vertices within ``rings`` rings of triangles of ``seeds``, and each one's weight:
         1 on the seeds, falling to 1 / (rings + 1) on the last ring."""
-        ring = np.full(self.rest.shape[0], -1)
-        ring[seeds] = 0
-        front = np.unique(seeds)
-        for step in range(1, rings + 1):
-            reached = self._triangle_ring.of(front)
-            front = np.unique(reached[ring[reached] < 0])
-            ring[front] = step
+        ring = self._triangle_ring.rings(seeds, rings)
         region = (ring >= 0).nonzero()[0]
         return region, 1.0 - ring[region] / (rings + 1.0)
 
@@ -377,3 +361,19 @@ class _Ring:
     def of(self, vertices: np.ndarray) -> np.ndarray:
         """The neighbours of ``vertices``, concatenated (repeats kept)."""
         return self.tails[ranges(self.first[vertices], self.degree[vertices])]
+
+    def rings(self, seeds: np.ndarray, count: int) -> np.ndarray:
+        """Each vertex's ring (n,) around ``seeds`` (indices): 0 on them, -1 past ``count``
+        rings. Each ring from the last one's new vertices alone, marked (no sort)."""
+        ring = np.full(self.degree.size, -1)
+        ring[seeds] = 0
+        front = (ring == 0).nonzero()[0]
+        for step in range(1, count + 1):
+            if front.size == 0:
+                break
+            new = np.zeros(ring.size, dtype=bool)
+            new[self.of(front)] = True
+            new &= ring < 0
+            front = new.nonzero()[0]
+            ring[front] = step
+        return ring

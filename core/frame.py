@@ -96,7 +96,7 @@ def advance(
     contact = None if volume is None else nonzero_rows(push) | touching  # (before _mend changes push)
     stepped = surface.step(push, dt, touching)
     if stepped:
-        holding = nonzero_rows(push) | touching
+        holding = nonzero_rows(push) | touching if contact is None else contact  # (the same: step leaves push)
         again, held = _mend(surface, find, guard, before, push, structure, holding, friction)
         if contact is not None:  # what the step put back in touches them too (a dent relaxing up into a ball)
             contact |= held | nonzero_rows(again)
