@@ -12,6 +12,7 @@ neighbourhood on its prolongated parent surface, which turn exactly with any rig
 and with the coarse triangles the vertex lies on (as the grid's linear prolongation does).
 """
 
+from collections.abc import Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 
@@ -24,12 +25,14 @@ from .graph import (
     first_largest,
     first_smallest,
     group_argmax,
+    group_starts,
     independent_set,
     polygon_neighbours,
     ranges,
     settled,
     sort_with_order,
-    symmetric_graph,
+    stable_argsort,
+    symmetric_graph_of,
 )
 from .grid import Prolongation, Restriction
 from .locality import inverse, nested_orders, relabel_stencil, relabel_transfer, stencil_readers
@@ -115,8 +118,9 @@ class MeshHierarchy:
         transfers: list[_Transfer] = []
         island = components(count, heads, tails)
         # The finest level's frames, the largest part of the build, need only its transfer:
-        # a second thread works them out while this one coarsens further (numpy lets go of
-        # the GIL in its passes over large arrays). The same arrays either way.
+        # a second thread works them out while this one coarsens further, works out the other
+        # levels' frames and puts the levels in their local order (numpy lets go of the GIL in
+        # its passes over large arrays). The same arrays either way.
         finest_frames = None
         with ThreadPoolExecutor(max_workers=1) as pool:
             while True:
@@ -130,16 +134,17 @@ class MeshHierarchy:
                 kept = int(keep.sum())
                 if kept < SMALLEST_LEVEL or kept > STALLED * fine.size:
                     break
-                transfer, coarse_graph = _coarsen(rest[fine], keep, h, t)
+                level_rest = rest.take(fine, axis=0)  # (take: rows gathered several times faster)
+                transfer, coarse_graph = _coarsen(level_rest, keep, h, t)
                 # A vertex hung far from its parent is kept as well, and the level coarsened
                 # again (rare: long edges beside short ones), until none hangs so far: the
                 # others are placed anew each time.
-                span = _second_shortest_edges(rest[fine], h, t)
-                while (stranded := _stranded(rest[fine], keep, transfer, span)).any():
+                span = _second_shortest_edges(level_rest, h, t)
+                while (stranded := _stranded(level_rest, keep, transfer, span)).any():
                     keep |= stranded
-                    transfer, coarse_graph = _coarsen(rest[fine], keep, h, t)
+                    transfer, coarse_graph = _coarsen(level_rest, keep, h, t)
                 if finest_frames is None:
-                    finest_frames = pool.submit(_frame_stencil, transfer, rest[fine[keep]], (h, t), coarse_graph)
+                    finest_frames = pool.submit(_frame_stencil, transfer, level_rest[keep], (h, t), coarse_graph)
                 transfers.append(transfer)
                 members.append(fine[keep])
                 graphs.append(coarse_graph)
@@ -147,30 +152,34 @@ class MeshHierarchy:
             graphs.reverse()
             transfers.reverse()
             stencils = [
-                _frame_stencil(transfers[j - 1], rest[members[j - 1]], graphs[j], graphs[j - 1])
+                _frame_stencil(transfers[j - 1], rest.take(members[j - 1], axis=0), graphs[j], graphs[j - 1])
                 for j in range(1, len(members) - 1)
             ]
+            self.sizes = [m.size for m in members]
+            relabels = self._put_in_local_order(members, transfers)
+            stencils = [
+                relabel_stencil(stencil, *relabel) for stencil, relabel in zip(stencils, relabels[:-1], strict=True)
+            ]
             if finest_frames is not None:
-                stencils.append(finest_frames.result())
-        self._members = members
-        self._transfers = transfers  # _transfers[j - 1]: from level j-1 to level j
-        self.sizes = [m.size for m in members]
+                stencils.append(relabel_stencil(finest_frames.result(), *relabels[-1]))
         self._stencils = stencils
-        self._put_in_local_order()
 
-    def _put_in_local_order(self) -> None:
+    def _put_in_local_order(self, members: list[np.ndarray], transfers: list[_Transfer]) -> list[tuple]:
         """Relabel every level's vertices so that a step reads memory locally (see
-        ``locality``); the finest level's order is ``vertex_order``."""
-        orders = nested_orders(self.sizes, self._transfers)
+        ``locality``): the levels' members and transfers (``_transfers[j - 1]``: from level
+        j-1 to level j); the finest level's order is ``vertex_order``. Returns each level's
+        relabelling, for its frame stencil."""
+        orders = nested_orders(self.sizes, transfers)
         ranks = [inverse(order) for order in orders]
-        for j in range(1, len(orders)):
-            relabel = (ranks[j - 1], orders[j], ranks[j])
-            self._transfers[j - 1] = relabel_transfer(self._transfers[j - 1], *relabel)
-            self._stencils[j - 1] = relabel_stencil(self._stencils[j - 1], *relabel)
-        self._members = [members[order] for members, order in zip(self._members, orders, strict=True)]
+        relabels = [(ranks[j - 1], orders[j], ranks[j]) for j in range(1, len(orders))]
+        self._transfers = [
+            relabel_transfer(transfer, *relabel) for transfer, relabel in zip(transfers, relabels, strict=True)
+        ]
+        self._members = [level[order] for level, order in zip(members, orders, strict=True)]
         #: The mesh vertex at each place of the finest level: a solver reads its inputs
         #: through it and writes its output back through it.
         self.vertex_order: np.ndarray | None = self._members[-1]
+        return relabels
 
     @classmethod
     def from_triangles(cls, rest: np.ndarray, triangles: np.ndarray) -> "MeshHierarchy":
@@ -326,7 +335,7 @@ def _second_shortest_edges(points: np.ndarray, heads: np.ndarray, tails: np.ndar
         stop = min(max(stop, start + 1), count)
         lo, hi = first_edge[start], first_edge[stop]
         head, tail = heads[lo:hi], tails[lo:hi]
-        step = points[head] - points[tail]
+        step = points.take(head, axis=0) - points.take(tail, axis=0)
         length = np.sqrt(np.einsum("ij,ij->i", step, step))
         # Each vertex's shortest taken out (its first, where two tie), the shortest left.
         begins = first_edge[start:stop] - lo
@@ -445,14 +454,15 @@ def _coarsen(rest: np.ndarray, keep: np.ndarray, heads: np.ndarray, tails: np.nd
     # They are grouped by parent (each group keeping this order) and indexed once the levels
     # are relabelled (``locality.relabel_transfer``, which every hierarchy goes through):
     # until then the transfer's index arrays are empty.
-    slot, child = np.nonzero(weights > 0)
+    entry = weights > 0  # (a mask reads the entries in the same order as their indices, and faster)
+    child = entry.nonzero()[1]
     unset = np.zeros(0, dtype=np.int64)
     transfer = _Transfer(
         parents=parents,
         weights=weights,
-        child_group=parents[slot, child],
+        child_group=parents[entry],
         child_fine=child,
-        child_weight=weights[slot, child],
+        child_weight=weights[entry],
         child_is_self=keep[child],
         group_start=unset,
         by_child=unset,
@@ -478,24 +488,42 @@ def _coarse_graph(keep: np.ndarray, coarse_index: np.ndarray, heads: np.ndarray,
     parent = np.empty(int(size.sum()), dtype=np.int64)
     parent[start[keep]] = coarse_index[keep]
     parent[np.arange(owner.size) + kept_before[owner]] = coarse_index[tails[link]]
-    # A fine edge's pairs: every pair of its ends' adjacent kept vertices, in two expansions.
-    # An edge from a kept vertex to a removed one adds nothing: the kept vertex is one of the
-    # removed one's own, whose pairs come next.
+    # A fine edge's pairs: every pair of its ends' adjacent kept vertices. An edge from a
+    # kept vertex to a removed one adds nothing: the kept vertex is one of the removed one's
+    # own, whose pairs come next.
     forward = (heads < tails) & (keep[heads] == keep[tails])
     a, b = heads[forward], tails[forward]
-    number = size[a]
-    left = parent[ranges(start[a], number)]
-    b = np.repeat(b, number)
-    number = size[b]
-    right = parent[ranges(start[b], number)]
-    left = np.repeat(left, number)
-    # A removed vertex's own pairs: each of its adjacent kept vertices with each after it.
     removed = (~keep).nonzero()[0]
-    entry = ranges(start[removed], size[removed])
-    after = np.repeat(start[removed] + size[removed] - 1, size[removed]) - entry
-    own_left = np.repeat(parent[entry], after)
-    own_right = parent[ranges(entry + 1, after)]
-    return symmetric_graph(int(keep.sum()), np.concatenate([left, own_left]), np.concatenate([right, own_right]))
+    own = size[removed]
+    total = int(np.dot(size[a], size[b])) + int(np.dot(own, own - 1)) // 2
+    pairs = _kept_pairs(parent, start, size, a, b, removed)
+    return symmetric_graph_of(int(keep.sum()), pairs, total)
+
+
+def _kept_pairs(
+    parent: np.ndarray, start: np.ndarray, size: np.ndarray, a: np.ndarray, b: np.ndarray, removed: np.ndarray
+) -> Iterator[tuple[np.ndarray, np.ndarray]]:
+    """The coarse graph's pairs (``_coarse_graph``), a block of fine edges, then of removed
+    vertices, at a time: some six million at a million vertices, each block's few
+    temporaries stay small (whole, each would be 50 MB to fault in)."""
+    for first in range(0, a.size, PAIR_BLOCK):
+        ends_a, ends_b = a[first : first + PAIR_BLOCK], b[first : first + PAIR_BLOCK]
+        # Every adjacent kept vertex of one end with every one of the other, in two expansions.
+        number = size[ends_a]
+        left = parent[ranges(start[ends_a], number)]
+        ends_b = np.repeat(ends_b, number)
+        number = size[ends_b]
+        yield np.repeat(left, number), parent[ranges(start[ends_b], number)]
+    for first in range(0, removed.size, PAIR_BLOCK):
+        # A removed vertex's own pairs: each of its adjacent kept vertices with each after it.
+        vertex = removed[first : first + PAIR_BLOCK]
+        entry = ranges(start[vertex], size[vertex])
+        after = np.repeat(start[vertex] + size[vertex] - 1, size[vertex]) - entry
+        yield np.repeat(parent[entry], after), parent[ranges(entry + 1, after)]
+
+
+#: Fine edges (or removed vertices) ``_kept_pairs`` expands at a time: some 64k pairs.
+PAIR_BLOCK = 1 << 14
 
 
 def _barycentric_weights(rest: np.ndarray, keep: np.ndarray, heads: np.ndarray, tails: np.ndarray, coarse_graph):
@@ -517,7 +545,7 @@ def _barycentric_weights(rest: np.ndarray, keep: np.ndarray, heads: np.ndarray, 
     weights = np.zeros((PARENTS, count), dtype=DTYPE)
     link = ~keep[heads] & keep[tails]
     owner, near = heads[link], coarse_of[tails[link]]  # removed vertex, a kept neighbour
-    gap = np.linalg.norm(rest[owner] - rest[kept_fine[near]], axis=1)
+    gap = np.linalg.norm(rest.take(owner, axis=0) - rest.take(kept_fine[near], axis=0), axis=1)
     ids, best = group_argmax(owner, -settled(gap, gap.max(initial=0.0)))
     parents[:, ids] = kept_fine[near[best]]  # nearest kept neighbour, the last resort
     weights[0, ids] = 1.0
@@ -543,10 +571,10 @@ def _place(points, owner, near, shapes, kept_fine, parents, weights) -> np.ndarr
     if owner.size == 0:
         return owner
     fan, fan_start = _incidence(shapes, kept_fine.size)
-    # Each kept vertex's shapes' corners, one column per (vertex, shape): a chunk reads its
-    # candidates' corners in one gather, and their positions from the kept vertices' alone
-    # (a quarter of the level's, more of them in the cache).
-    fan = np.stack([corner.take(fan) for corner in np.ascontiguousarray(shapes.T)])
+    # Shape corners as rows (corners, shapes): a chunk reads its candidates' corners in one
+    # gather, and their positions from the kept vertices' alone (a quarter of the level's,
+    # more of them in the cache).
+    corners = np.ascontiguousarray(shapes.T)
     kept_points = points.take(kept_fine, axis=1)
     number = np.diff(fan_start)[near]
     total = int(number.sum())
@@ -562,6 +590,7 @@ def _place(points, owner, near, shapes, kept_fine, parents, weights) -> np.ndarr
             owner[first:last],
             near[first:last],
             number[first:last],
+            corners,
             fan,
             fan_start,
             kept_points,
@@ -578,32 +607,41 @@ def _place(points, owner, near, shapes, kept_fine, parents, weights) -> np.ndarr
 PLACE_CHUNK = 16384
 
 
-def _place_chunk(points, owner, near, number, fan, fan_start, kept_points, kept_fine, parents, weights) -> np.ndarray:
-    """``_place`` for a run of owners, ``number`` candidate shapes each; ``fan`` holds the
-    corners (coarse indices) of every kept vertex's shapes, (corners, entries)."""
+def _place_chunk(
+    points, owner, near, number, corners, fan, fan_start, kept_points, kept_fine, parents, weights
+) -> np.ndarray:
+    """``_place`` for a run of owners, ``number`` candidate shapes each: the shapes at
+    each kept vertex ``fan`` (grouped by vertex, ``fan_start``), their ``corners`` (coarse
+    indices, (corners, shapes))."""
     # The shapes of each run of equal ``near``, read once: corners and their positions.
     first = np.flatnonzero(np.append(True, near[1:] != near[:-1]))
     run_size = number[first]
-    shared = fan.take(ranges(fan_start[near[first]], run_size), axis=1)
+    shared = corners.take(fan[ranges(fan_start[near[first]], run_size)], axis=1)
     shared_points = [kept_points.take(c, axis=1) for c in shared]
     # Every owner's candidates, in that short list.
     run_start = np.cumsum(run_size) - run_size
     candidates = ranges(np.repeat(run_start, np.diff(np.append(first, near.size))), number)
     point = np.repeat(points.take(owner, axis=1), number, axis=1)
     coordinates = _barycentric(point, *(p.take(candidates, axis=1) for p in shared_points))
-    coordinates = settled(coordinates, 1.0, in_place=True)  # a vertex on a coarse edge: exactly 0 from the far corner
     fine = np.repeat(owner, number)
     starts = np.flatnonzero(np.append(True, fine[1:] != fine[:-1])) if fine.size else fine
-    ids, best = fine[starts], first_largest(np.min(coordinates, axis=0), starts)
-    ok = np.isfinite(coordinates[0, best])  # not a degenerate shape
-    ids, best = ids[ok], best[ok]
-    chosen = np.clip(coordinates[:, best], 0.0, None)
+    # Coordinates settled (a vertex on a coarse edge: exactly 0 from the far corner), only
+    # each candidate's smallest and the chosen one's: rounding keeps their order (it may
+    # make two equal, never swap them), so the smallest settled is the settled smallest,
+    # and the deepest candidate the same.
+    depth = settled(np.min(coordinates, axis=0), 1.0, in_place=True)
+    ids, best = fine[starts], first_largest(depth, starts)
+    chosen = settled(coordinates[:, best], 1.0, in_place=True)
+    ok = np.isfinite(chosen[0])  # not a degenerate shape
+    ids, best, chosen = ids[ok], best[ok], chosen[:, ok]
+    np.clip(chosen, 0.0, None, out=chosen)
     chosen /= chosen.sum(axis=0)
     corners = kept_fine[shared.take(candidates[best], axis=1)]
-    parents[:, ids] = corners[0]  # unused slots repeat a parent, with weight 0
-    weights[:, ids] = 0.0
-    parents[: len(corners), ids] = corners
-    weights[: len(corners), ids] = chosen
+    for slot in range(PARENTS):  # row by row: a fancy index of rows and columns is several times slower
+        if slot < len(corners):
+            parents[slot, ids], weights[slot, ids] = corners[slot], chosen[slot]
+        else:  # unused slots repeat a parent, with weight 0
+            parents[slot, ids], weights[slot, ids] = corners[0], 0.0
     return ids
 
 
@@ -616,28 +654,36 @@ def _coarse_edges(heads: np.ndarray, tails: np.ndarray) -> np.ndarray:
 def _triangles(count: int, heads: np.ndarray, tails: np.ndarray) -> np.ndarray:
     """The 3-cliques a < b < c of a symmetric graph (sorted by head, then tail), (t, 3)."""
     start = np.searchsorted(heads, np.arange(count + 1))
-    forward = heads < tails
-    a, b = heads[forward], tails[forward]
-    # Each vertex's later neighbours are the end of its group (tails are sorted).
-    number = np.bincount(a, minlength=count)[b]
-    edge = np.repeat(np.arange(a.size), number)
-    c = tails[ranges(start[b + 1] - number, number)]
+    forward = (heads < tails).nonzero()[0]
+    later = np.bincount(heads[forward], minlength=count)  # each vertex's later neighbours
     bits = max(int(count - 1).bit_length(), 1)
     keys = (heads << bits) | tails  # sorted
-    # Sorted, the wanted edges are found in one sweep of the keys, not a random search each.
-    wanted, order = sort_with_order((a[edge] << bits) | c)
-    hit = keys[np.minimum(np.searchsorted(keys, wanted), keys.size - 1)] == wanted
-    found = np.empty_like(hit)
-    found[order] = hit
-    return np.stack([a[edge[found]], b[edge[found]], c[found]], axis=1)
+    found = [np.zeros((0, 3), dtype=np.int64)]
+    # A block of edges a < b at a time (their first ends a run of vertices, so the searches
+    # stay in one stretch of the keys, and the temporaries small).
+    for first in range(0, forward.size, TRIANGLE_BLOCK):
+        edges = forward[first : first + TRIANGLE_BLOCK]
+        a, b = heads[edges], tails[edges]
+        # Each vertex's later neighbours are the end of its group (tails are sorted).
+        number = later[b]
+        edge = np.repeat(np.arange(a.size), number)
+        c = tails[ranges(start[b + 1] - number, number)]
+        # The wanted edges a < c come by a, so each search starts near the last one's end.
+        wanted = (a[edge] << bits) | c
+        hit = keys[np.minimum(np.searchsorted(keys, wanted), keys.size - 1)] == wanted
+        found.append(np.stack([a[edge[hit]], b[edge[hit]], c[hit]], axis=1))
+    return np.concatenate(found)
+
+
+#: Edges ``_triangles`` reads at a time.
+TRIANGLE_BLOCK = 1 << 15
 
 
 def _incidence(shapes: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
     """The shapes (rows of vertex indices) at each vertex: shape ids grouped by vertex, and
     where each vertex's group starts (count + 1)."""
     corner = shapes.ravel()
-    corner, order = sort_with_order(corner)
-    return order // shapes.shape[1], np.searchsorted(corner, np.arange(count + 1))
+    return stable_argsort(corner) // shapes.shape[1], group_starts(corner, count)
 
 
 def _barycentric(point: np.ndarray, *corners: np.ndarray) -> np.ndarray:
@@ -675,53 +721,27 @@ def _stencil(
     Where the neighbourhood is (nearly) collinear, or one point, every end is the vertex:
     zero tangents, so object axes for good. Returns the stencil and that flat mask.
     """
-    whole = of is None
-    of = np.arange(points.shape[0]) if of is None else of
+    neighbourhoods = _Neighbourhoods(points, heads, tails, of)
+    of = neighbourhoods.of
     count = of.size
     if count == 0:
         return _Stencil(of, of, of, of), np.zeros(0, dtype=bool)
-    if whole:
-        number = np.bincount(heads, minlength=count)
-        first = np.cumsum(number) - number
-    else:
-        first = np.searchsorted(heads, of)
-        number = np.searchsorted(heads, of, side="right") - first
-    # Each vertex's neighbourhood as consecutive entries: the vertex, then its neighbours.
-    size = number + 1
-    group = np.repeat(np.arange(count), size)
-    ends_of = np.empty(group.size, dtype=np.int64)
-    start = np.cumsum(size) - size
-    ends_of[start] = of
-    if whole:  # every vertex's neighbours, in the graph's order: each moves up one per vertex before it
-        ends_of[np.arange(heads.size) + heads + 1] = tails
-    else:
-        ends_of[ranges(start + 1, number)] = tails[ranges(first, number)]
-    # Component rows (3, m): every gather and product below reads contiguous memory; one
-    # scratch row takes every per-entry temporary (at a million vertices each is 60 MB).
-    spread = np.ascontiguousarray(points.T).take(ends_of, axis=1)
-    scratch = np.empty(group.size)
-    centre = np.stack([np.bincount(group, spread[c], minlength=count) for c in range(3)]) / size
-    for c in range(3):
-        np.take(centre[c], group, out=scratch, mode="clip")
-        spread[c] -= scratch
-    covariance = np.empty((count, 3, 3))
-    for i in range(3):
-        for k in range(i, 3):
-            np.multiply(spread[i], spread[k], out=scratch)
-            covariance[:, i, k] = covariance[:, k, i] = np.bincount(group, scratch, count)
-    axes = np.linalg.eigh(covariance)[1]  # columns by increasing variance
-    ends = []
-    for axis in (axes[:, :, 2], axes[:, :, 1]):
-        along = np.take(axis[:, 0], group, mode="clip")  # the dot of spread and the axis
-        along *= spread[0]
-        for c in (1, 2):
-            np.take(axis[:, c], group, out=scratch, mode="clip")
-            scratch *= spread[c]
-            along += scratch
-        # The furthest either way (rounding is odd: settled(-x) is -settled(x)).
-        along = settled(along, np.abs(along).max(initial=0.0), in_place=True)
-        ends.append(ends_of[first_largest(along, start, size)])
-        ends.append(ends_of[first_smallest(along, start, size)])
+    # The vertices a chunk of entries at a time: every per-entry temporary stays in the cache
+    # and is reused, where whole ones (60 MB each at a million vertices) would each be
+    # faulted in anew. Two passes: the points furthest along an axis are chosen on a scale
+    # set by every neighbourhood's (``settled``), so each chunk's projections wait for it.
+    chunks = _chunks(neighbourhoods.size, STENCIL_CHUNK)
+    projections = [neighbourhoods.along_axes(part) for part in chunks]
+    scales = [np.max([np.abs(along[axis]).max(initial=0.0) for along in projections]) for axis in range(2)]
+    ends = [np.empty(count, dtype=np.int64) for _ in range(4)]
+    for part, along in zip(chunks, projections, strict=True):
+        ends_of, start = neighbourhoods.entries(part)
+        size = neighbourhoods.size[part]
+        for axis, scale in enumerate(scales):
+            # The furthest either way (rounding is odd: settled(-x) is -settled(x)).
+            values = settled(along[axis], scale, in_place=True)
+            ends[2 * axis][part] = ends_of[first_largest(values, start, size)]
+            ends[2 * axis + 1][part] = ends_of[first_smallest(values, start, size)]
     stencil = _Stencil(u1=ends[0], u0=ends[1], v1=ends[2], v0=ends[3])
     du, dv = _tangents(stencil, points.T)
     du_length, dv_length = np.linalg.norm(du, axis=0), np.linalg.norm(dv, axis=0)
@@ -732,6 +752,84 @@ def _stencil(
     for end in ends:
         end[flat] = of[flat]
     return stencil, flat
+
+
+#: Neighbourhood entries ``_stencil`` reads at a time (about): a few hundred kB an array.
+STENCIL_CHUNK = 1 << 15
+
+
+def _chunks(sizes: np.ndarray, chunk: int) -> list[slice]:
+    """Runs of consecutive items, each of ``sizes`` entries, with about ``chunk`` entries a
+    run (an item larger than that alone)."""
+    starts = np.cumsum(sizes) - sizes
+    total = int(starts[-1] + sizes[-1]) if sizes.size else 0
+    bounds = np.unique(np.searchsorted(starts, np.arange(0, total, chunk), side="right") - 1).tolist()
+    return [slice(first, last) for first, last in zip(bounds, [*bounds[1:], sizes.size], strict=True)]
+
+
+class _Neighbourhoods:
+    """Each vertex of ``of`` and its neighbours in the graph ``heads``, ``tails`` (sorted by
+    head) as consecutive entries: the vertex, then its neighbours in the graph's order.
+    ``of``: every vertex if None."""
+
+    def __init__(self, points: np.ndarray, heads: np.ndarray, tails: np.ndarray, of: np.ndarray | None):
+        self.every_vertex = of is None  # (then a run of vertices' neighbours is a run of tails)
+        if of is None:
+            of = np.arange(points.shape[0])
+            number = np.bincount(heads, minlength=of.size)
+            first = np.cumsum(number) - number
+        else:
+            first = np.searchsorted(heads, of)
+            number = np.searchsorted(heads, of, side="right") - first
+        self.points = np.ascontiguousarray(points.T)  # component rows: gathers read contiguous memory
+        self.tails, self.of, self.first, self.number = tails, of, first, number
+        self.size = number + 1  # entries of each vertex
+
+    def entries(self, part: slice) -> tuple[np.ndarray, np.ndarray]:
+        """The vertices of the entries of the vertices ``part``, and where each vertex's own
+        entries start among them."""
+        number = self.number[part]
+        size = number + 1
+        start = np.cumsum(size) - size
+        ends_of = np.empty(int(start[-1] + size[-1]), dtype=np.int64)
+        ends_of[start] = self.of[part]
+        neighbour = np.ones(ends_of.size, dtype=bool)
+        neighbour[start] = False
+        first = self.first[part]
+        if self.every_vertex:
+            ends_of[neighbour] = self.tails[first[0] : first[-1] + number[-1]]
+        else:
+            ends_of[neighbour] = self.tails[ranges(first, number)]
+        return ends_of, start
+
+    def along_axes(self, part: slice) -> np.ndarray:
+        """Each entry's offset from its neighbourhood's centre along the neighbourhood's first
+        and its second principal axis, (2, entries), for the vertices ``part``."""
+        ends_of, _start = self.entries(part)
+        size = self.size[part]
+        count = size.size
+        group = np.repeat(np.arange(count), size)
+        spread = self.points.take(ends_of, axis=1)
+        scratch = np.empty(group.size)
+        centre = np.stack([np.bincount(group, spread[c], minlength=count) for c in range(3)]) / size
+        for c in range(3):
+            np.take(centre[c], group, out=scratch, mode="clip")
+            spread[c] -= scratch
+        covariance = np.empty((count, 3, 3))
+        for i in range(3):
+            for k in range(i, 3):
+                np.multiply(spread[i], spread[k], out=scratch)
+                covariance[:, i, k] = covariance[:, k, i] = np.bincount(group, scratch, count)
+        axes = np.linalg.eigh(covariance)[1]  # columns by increasing variance
+        along = np.empty((2, group.size))
+        for row, axis in zip(along, (axes[:, :, 2], axes[:, :, 1]), strict=True):
+            np.take(axis[:, 0], group, out=row, mode="clip")  # the dot of spread and the axis
+            row *= spread[0]
+            for c in (1, 2):
+                np.take(axis[:, c], group, out=scratch, mode="clip")
+                scratch *= spread[c]
+                row += scratch
+        return along
 
 
 def _tangents(stencil: _Stencil, positions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

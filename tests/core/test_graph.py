@@ -7,7 +7,17 @@ import itertools
 import numpy as np
 import pytest
 
-from core.graph import components, independent_set, sort_with_order, stable_argsort, symmetric_graph
+from core.graph import (
+    components,
+    group_starts,
+    independent_set,
+    radix_argsort,
+    sort_with_order,
+    sorted_by_groups,
+    stable_argsort,
+    symmetric_graph,
+    symmetric_graph_of,
+)
 from core.mesh import _coarse_graph, _triangles
 
 
@@ -46,6 +56,31 @@ def test_the_symmetric_graph_is_every_pair_both_ways_once_sorted(seed):
     )
     assert list(zip(heads.tolist(), tails.tolist(), strict=True)) == expected
     assert heads.dtype == tails.dtype == np.int64
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_radix_and_grouped_sorts_give_what_numpy_sorts_give(seed):
+    rng = np.random.default_rng(seed)
+    for largest in (0, 7, 2**16 - 1, 2**16, 2**20, 2**32 - 1):  # one pass, two passes
+        keys = rng.integers(0, largest + 1, 3000)
+        keys[:2] = largest
+        assert np.array_equal(radix_argsort(keys, largest), np.argsort(keys, kind="stable"))
+        assert np.array_equal(stable_argsort(keys), np.argsort(keys, kind="stable"))
+        assert np.array_equal(group_starts(keys % 50, 60), np.searchsorted(np.sort(keys % 50), np.arange(61)))
+    for key_bits in (1, 12, 16, 17, 40):  # within the groups' 16 bits, or beyond
+        keys = rng.integers(0, 2**key_bits, 5000)
+        assert np.array_equal(sorted_by_groups(keys, key_bits), np.sort(keys))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_the_symmetric_graph_of_pieces_or_blocks_is_that_of_all_the_pairs(seed):
+    rng = np.random.default_rng(seed)
+    count = int(rng.integers(2, 5000))
+    first, second, (heads, tails) = random_graph(rng, count, 3 * count)
+    cut = [0, count // 3, count, 3 * count]
+    pieces = [(first[a:b], second[a:b]) for a, b in itertools.pairwise(cut)]
+    for graph in (symmetric_graph_of(count, pieces), symmetric_graph_of(count, iter(pieces), first.size)):
+        assert np.array_equal(graph[0], heads) and np.array_equal(graph[1], tails)
 
 
 def reference_components(count: int, heads, tails) -> np.ndarray:
