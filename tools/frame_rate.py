@@ -36,7 +36,7 @@ SECONDS = {"settled": 1.5, "pressing": 1.5, "sliding": 2.0}
 
 def press(rng: np.random.Generator, kind: str):
     """A random press: (settings, radius, path(t) -> centres (frames, 3), depth, label)."""
-    from core import LevelSettings
+    from core import LevelSettings  # (imported here: ``--root`` chooses which checkout's)
 
     name = str(rng.choice(list(PROFILES)))
     response_time, time_to_rest = float(rng.choice([0.0, 0.04, 0.1])), float(rng.choice([0.1, 0.35, 1.0]))
