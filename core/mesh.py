@@ -326,7 +326,7 @@ def _second_shortest_edges(points: np.ndarray, heads: np.ndarray, tails: np.ndar
     edges at a time (at a million vertices all at once would be some 400 MB), each vertex's
     edges in one chunk."""
     count = points.shape[0]
-    first_edge = np.searchsorted(heads, np.arange(count + 1))
+    first_edge = group_starts(heads, count)
     second = np.full(count, np.inf, dtype=np.float32)
     points = points.astype(np.float32)  # (a threshold: half the memory to gather)
     start = 0
@@ -580,26 +580,28 @@ def _place(points, owner, near, shapes, kept_fine, parents, weights) -> np.ndarr
     total = int(number.sum())
     if total == 0:
         return owner[:0]
-    # Chunks start where an owner does (an owner may come once per kept neighbour).
+    # Chunks start where an owner does (an owner may come once per kept neighbour): chunks
+    # of runs of equal owners, each run as many entries as its candidates.
     starts = np.flatnonzero(np.append(True, owner[1:] != owner[:-1]))
-    first_candidate = (np.cumsum(number) - number)[starts]
-    bounds = starts[np.unique(np.searchsorted(first_candidate, np.arange(0, total, PLACE_CHUNK), side="right") - 1)]
-    placed = [
-        _place_chunk(
-            points,
-            owner[first:last],
-            near[first:last],
-            number[first:last],
-            corners,
-            fan,
-            fan_start,
-            kept_points,
-            kept_fine,
-            parents,
-            weights,
+    edges = np.append(starts, owner.size)
+    placed = []
+    for runs in _chunks(np.add.reduceat(number, starts), PLACE_CHUNK):
+        part = slice(edges[runs.start], edges[runs.stop])
+        placed.append(
+            _place_chunk(
+                points,
+                owner[part],
+                near[part],
+                number[part],
+                corners,
+                fan,
+                fan_start,
+                kept_points,
+                kept_fine,
+                parents,
+                weights,
+            )
         )
-        for first, last in zip(bounds, [*bounds[1:], owner.size], strict=True)
-    ]
     return np.concatenate(placed)
 
 
@@ -653,7 +655,7 @@ def _coarse_edges(heads: np.ndarray, tails: np.ndarray) -> np.ndarray:
 
 def _triangles(count: int, heads: np.ndarray, tails: np.ndarray) -> np.ndarray:
     """The 3-cliques a < b < c of a symmetric graph (sorted by head, then tail), (t, 3)."""
-    start = np.searchsorted(heads, np.arange(count + 1))
+    start = group_starts(heads, count)
     forward = (heads < tails).nonzero()[0]
     later = np.bincount(heads[forward], minlength=count)  # each vertex's later neighbours
     bits = max(int(count - 1).bit_length(), 1)
