@@ -755,19 +755,24 @@ def _shorter(cast: Cast, colliders: Colliders, points, mask, direction, tilted, 
     Inside a closed collider every ray leaves it: where the other way finds no way out (no
     face met, or a face entered first), the vertex is on its surface, within rounding (its
     first ray grazed the face it starts on and left through a far one: a vertex on a box's
-    top was pushed 1.4 m through the box). It touches, pushed the standoff."""
+    top was pushed 1.4 m through the box). It touches, pushed the standoff. A way that is
+    not known (a nan direction: back the way it came, where neither moved) is not cast and
+    says nothing: read as no way out, it left a vertex a box swallowed in one frame 1.15 m
+    inside it, touching, for as long as the box held still."""
     length, directions, touch = found
     asked = mask.any(axis=0).nonzero()[0]
     other = np.full(directions[:, asked].shape, np.nan)  # the other colliders' rays are not cast
+    known = np.zeros(other.shape[:2], dtype=bool)
     for k in mask.any(axis=1).nonzero()[0]:
         inward = np.broadcast_to(direction(k), (points.shape[0], 3))[asked]
-        other[k] = tilted(k, inward, asked)
+        known[k] = ~np.isnan(inward).any(axis=1)
+        other[k] = np.where(known[k][:, None], tilted(k, inward, asked), np.nan)
     signed = cast(points[asked], other)[0]
     was = length[:, asked]
     shorter = mask[:, asked] & (signed >= 0) & ((was == 0) | (signed + standoff < was))
     closed = colliders.closed()
     # Inside by its first ray: pushed further than the standoff (within it: outside, near).
-    on_surface = mask[:, asked] & closed[:, None] & (was > standoff) & ~(signed > 0)
+    on_surface = mask[:, asked] & known & closed[:, None] & (was > standoff) & ~(signed > 0)
     if not (shorter.any() or on_surface.any()):
         return length, directions, touch
     length, directions, touch = length.copy(), directions.copy(), touch.copy()
