@@ -12,7 +12,7 @@ from bpy.props import (
     StringProperty,
 )
 
-from . import curves, simulation
+from . import curves, mesh_data, pressure, simulation
 from .pressure import PRESSURE_ATTRIBUTE, PRESSURE_COLOR
 
 
@@ -20,6 +20,17 @@ def _changed(settings, context) -> None:
     """Any change of a setting restarts the response at the start frame."""
 
     simulation.invalidate(settings.id_data)
+
+
+def _enabled_changed(settings, context) -> None:
+    """Turned off by the property itself (a script, the Data API), not by Disable or a bake:
+    the response's key goes as Disable removes it, so the mesh is as it was. Left, the key
+    read as one of the user's own, and Enable refused to take it back."""
+    simulation.invalidate(settings.id_data)
+    obj = settings.id_data
+    if not settings.enabled and obj.data.library is None:  # (a linked mesh's keys are the library's)
+        mesh_data.remove_shape_key(obj)
+        pressure.write(obj, None, False)
 
 
 #: The most levels a row of exact values shows (a mesh has one level per halving of its
@@ -80,7 +91,7 @@ class COLLISION_RESPONSE_PG_settings(bpy.types.PropertyGroup):
         curves.set_profiles(self, values)
 
     enabled: BoolProperty(
-        name="Enabled", description="Respond to the colliders during playback", default=False, update=_changed
+        name="Enabled", description="Respond to the colliders during playback", default=False, update=_enabled_changed
     )
     collider_collection: PointerProperty(
         name="Collection", description="Every object in it is a collider", type=bpy.types.Collection, update=_changed

@@ -46,6 +46,29 @@ def test_a_users_own_key_of_our_name_is_never_taken_nor_deleted(scene):
     assert keys["Collision Response"].data[0].co.z == 0.25 and keys["Collision Response"].value == 0.5
 
 
+def test_switched_off_by_its_property_the_key_goes_and_enable_takes_it_back(scene):
+    """``enabled`` set False by a script (not the Disable button): the response's key goes
+    with it, as Disable removes it, and Enable works again; the user's own key and Basis are
+    untouched throughout. Before, the key stayed, frozen at the last frame played, and Enable
+    refused: it read the key as one of the user's own of that name."""
+    scene, grid, _ = scene
+    grid.shape_key_add(name="Basis")
+    mine = grid.shape_key_add(name="Smile")
+    mine.data[7].co.z = 0.125
+    assert bpy.ops.object.collision_response_enable() == {"FINISHED"}
+    scene.frame_set(20)
+    dented = np.array([v.co for v in grid.data.shape_keys.key_blocks["Collision Response"].data])
+    assert dented[:, 2].min() < -0.05
+    grid.collision_response.enabled = False
+    keys = grid.data.shape_keys.key_blocks
+    assert [k.name for k in keys] == ["Basis", "Smile"] and keys["Smile"].data[7].co.z == 0.125
+    assert bpy.ops.object.collision_response_enable() == {"FINISHED"}
+    scene.frame_set(20)
+    again = np.array([v.co for v in grid.data.shape_keys.key_blocks["Collision Response"].data])
+    assert np.array_equal(again, dented)  # the same response as before
+    assert grid.data.shape_keys.key_blocks["Smile"].data[7].co.z == 0.125
+
+
 def test_a_scale_of_zero_is_a_message_not_a_traceback_and_the_response_comes_back(scene, addon):
     scene, grid, ball = scene
     bpy.ops.object.collision_response_enable()
