@@ -240,8 +240,10 @@ def _behaviour_maps(obj) -> dict[str, np.ndarray]:
     return maps
 
 
-def fingerprint(obj, level_count: int) -> tuple:
-    """What the response depends on apart from time: settings, curves, colliders, mesh."""
+def fingerprint(obj, scene, level_count: int) -> tuple:
+    """What the response depends on apart from time: settings, curves, colliders, mesh, and
+    the scene's frame rate (a frame's step is a frame's time: played again at 60 fps what was
+    played at 24 showed and baked the 24 fps response)."""
     settings = obj.collision_response
     mesh = obj.data
     # Those read every frame count by their F-curve when animated (animated.input_fingerprint).
@@ -257,7 +259,8 @@ def fingerprint(obj, level_count: int) -> tuple:
         posed.is_posed(obj),
     )
     drawn = curves.curve_fingerprint(settings, level_count)
-    return (plain, groups, collider_names, topology, deformed, drawn)
+    rate = (scene.render.fps, scene.render.fps_base)
+    return (plain, groups, collider_names, topology, deformed, drawn, rate)
 
 
 def _build(obj, scene) -> Simulation:
@@ -281,7 +284,7 @@ def _build(obj, scene) -> Simulation:
     query = CollisionQuery(scene, obj.name, vertex_normals, size / 2)
     folds = FoldGuard(rest, *topology[:2], normals)
     simulation = Simulation(
-        obj.name, surface, query, fingerprint(obj, level_count), start, start - 1, rest, normals, folds, at=start - 1
+        obj.name, surface, query, fingerprint(obj, scene, level_count), start, start - 1, rest, normals, folds, at=start - 1
     )
     period, ratio = coefficients.overshoot_period, coefficients.damping_ratio
     if period is not None and ratio is not None and Overshoot.wanted(ratio):
@@ -452,7 +455,7 @@ def built(obj, scene) -> Simulation:
     simulation = _simulations.get(obj.session_uid)
     if simulation is not None:
         level_count = len(simulation.surface.hierarchy.sizes)
-        if fingerprint(obj, level_count) != simulation.fingerprint:
+        if fingerprint(obj, scene, level_count) != simulation.fingerprint:
             simulation = None
     if simulation is None:
         simulation = _build(obj, scene)
