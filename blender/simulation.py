@@ -250,7 +250,9 @@ def fingerprint(obj, scene, level_count: int) -> tuple:
     plain = (settings.start_frame, settings.recovers, animated.input_fingerprint(obj), settings.self_contact)
     groups = tuple(getattr(settings, f"{name}_group") for name in curves.MAPPED)
     met, kinds = structure.contact_objects(obj)
-    collider_names = (tuple(o.name if o else None for o in met), tuple(kinds), settings.stiffness)
+    # (A collider deleted stays in the file while the list holds it: unlinked, it is ignored.)
+    present = tuple(o is not None and bool(o.users_collection) for o in met)
+    collider_names = (tuple(o.name if o else None for o in met), tuple(kinds), settings.stiffness, present)
     topology = (len(mesh.vertices), len(mesh.edges), len(mesh.polygons))
     # What deforms it: adding an armature or a shape key changes the posed surface.
     deformed = (
@@ -284,7 +286,16 @@ def _build(obj, scene) -> Simulation:
     query = CollisionQuery(scene, obj.name, vertex_normals, size / 2)
     folds = FoldGuard(rest, *topology[:2], normals)
     simulation = Simulation(
-        obj.name, surface, query, fingerprint(obj, scene, level_count), start, start - 1, rest, normals, folds, at=start - 1
+        obj.name,
+        surface,
+        query,
+        fingerprint(obj, scene, level_count),
+        start,
+        start - 1,
+        rest,
+        normals,
+        folds,
+        at=start - 1,
     )
     period, ratio = coefficients.overshoot_period, coefficients.damping_ratio
     if period is not None and ratio is not None and Overshoot.wanted(ratio):

@@ -53,9 +53,10 @@ def usable_colliders(
     ``kinds``: each candidate's kind (``core.contact``), COLLIDER for all when None; an
     object listed twice keeps its first kind.
 
-    Skipped, with a reason: a deleted object, the deformable itself, a hidden object, an
-    object with no faces (an empty, a camera, a curve without geometry), a zero scale, an
-    open container (it has no inside to hold the surface in). Kept with a warning: an open
+    Skipped, with a reason: a deleted object (gone, or unlinked from every collection while
+    the list still holds it), the deformable itself, a hidden object, an object with no faces
+    (an empty, a camera, a curve without geometry), a zero scale, an open container (it has
+    no inside to hold the surface in). Kept with a warning: an open
     (non-closed) collider, solid on the side of its faces the mesh did not come from
     (``core.contact``), or interior, whose inside is taken to be behind its faces.
     """
@@ -71,6 +72,9 @@ def usable_colliders(
         if name in seen:
             continue
         seen.add(name)
+        if not obj.users_collection:  # deleted (X): unlinked, kept in the file by the list alone
+            messages.append(f"'{name}' was deleted: it is ignored (remove it from the list)")
+            continue
         if obj == deformable or getattr(obj, "original", obj) == deformable:
             messages.append(f"'{name}' is the deforming mesh itself: it cannot be its own collider")
             continue

@@ -69,6 +69,28 @@ def test_switched_off_by_its_property_the_key_goes_and_enable_takes_it_back(scen
     assert grid.data.shape_keys.key_blocks["Smile"].data[7].co.z == 0.125
 
 
+def test_a_collider_deleted_mid_shot_presses_no_more_and_the_panel_says_so(scene, addon):
+    """The ball deleted (X) after playing to frame 20: the collider list still holds it, so it
+    stays in the file, unlinked. Played again, no frame is dented and the panel names it.
+    Before, it went on pressing unseen (10 cm at frame 20), saved with the file."""
+    scene, grid, ball = scene
+    assert bpy.ops.object.collision_response_enable() == {"FINISHED"}
+    for frame in range(1, 21):
+        scene.frame_set(frame)
+    bpy.ops.object.select_all(action="DESELECT")
+    ball.select_set(True)
+    bpy.context.view_layer.objects.active = ball
+    assert bpy.ops.object.delete() == {"FINISHED"}
+    assert "Sphere" in bpy.data.objects  # held by the list
+    bpy.context.view_layer.objects.active = grid
+    for frame in (20, *range(1, 31)):
+        scene.frame_set(frame)
+        heights = np.array([v.co.z for v in grid.evaluated_get(bpy.context.evaluated_depsgraph_get()).data.vertices])
+        assert np.abs(heights).max() == 0.0, frame
+    state = simulation_module(addon).get(grid)
+    assert "'Sphere' was deleted: it is ignored (remove it from the list)" in state.messages
+
+
 def test_a_scale_of_zero_is_a_message_not_a_traceback_and_the_response_comes_back(scene, addon):
     scene, grid, ball = scene
     bpy.ops.object.collision_response_enable()
