@@ -7,7 +7,7 @@ from ..blender import curves, guard, mesh_data, point_cache, posed, pressure, si
 from ..blender import volume as keep_volume
 from .bake_options import BakeOptions
 from .contact import classes as contact_classes
-from .lists import add_selected, mesh_poll, remove_highlighted
+from .lists import OVERRIDE_LISTS, add_selected, lists_poll, mesh_poll, others, remove_highlighted
 
 
 class OBJECT_OT_collision_response_enable(bpy.types.Operator):
@@ -31,6 +31,10 @@ class OBJECT_OT_collision_response_enable(bpy.types.Operator):
             self.report({"ERROR"}, str(problem))
             return {"CANCELLED"}
         settings = obj.collision_response
+        listed = {item.obj for item in settings.colliders}
+        if obj.override_library is not None and any(o not in listed for o in others(context)):
+            self.report({"ERROR"}, OVERRIDE_LISTS.format(name=obj.name) + ": select it alone to enable it with them")
+            return {"CANCELLED"}
         if not settings.enabled and mesh_data.live_key(obj) is not None:
             self.report(
                 {"ERROR"},
@@ -90,9 +94,9 @@ class OBJECT_OT_collision_response_collider_add(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        if not mesh_poll(cls, context):
+        if not lists_poll(cls, context):
             return False
-        if not [o for o in context.selected_objects if o != context.active_object]:
+        if not others(context):
             cls.poll_message_set("Select the colliders, then the mesh last (active)")
             return False
         return True
@@ -111,7 +115,7 @@ class OBJECT_OT_collision_response_collider_remove(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        if not mesh_poll(cls, context):
+        if not lists_poll(cls, context):
             return False
         if not len(context.active_object.collision_response.colliders):
             cls.poll_message_set("The list of colliders is empty")

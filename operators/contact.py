@@ -4,7 +4,7 @@ responding meshes it is soft against."""
 import bpy
 
 from ..blender import simulation
-from .lists import add_selected, mesh_poll, others, remove_highlighted
+from .lists import add_selected, lists_poll, mesh_poll, others, remove_highlighted
 
 
 class OBJECT_OT_collision_response_interior_add(bpy.types.Operator):
@@ -17,7 +17,7 @@ class OBJECT_OT_collision_response_interior_add(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        if not mesh_poll(cls, context):
+        if not lists_poll(cls, context):
             return False
         if not others(context):
             cls.poll_message_set("Select the inner objects, then the mesh last (active)")
@@ -39,7 +39,7 @@ class OBJECT_OT_collision_response_interior_remove(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        if not mesh_poll(cls, context):
+        if not lists_poll(cls, context):
             return False
         if not len(context.active_object.collision_response.interiors):
             cls.poll_message_set("The interior structure is empty")

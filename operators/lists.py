@@ -1,5 +1,5 @@
 """What the operators on a responding mesh's object lists share (its colliders, its
-interior structure): the poll, adding the selection once, removing the highlighted row."""
+interior structure): the polls, adding the selection once, removing the highlighted row."""
 
 from ..blender import simulation
 
@@ -11,6 +11,22 @@ def mesh_poll(cls, context) -> bool:
         cls.poll_message_set("Select a mesh object")
         return False
     return True
+
+
+def lists_poll(cls, context) -> bool:
+    """The active object is a mesh whose lists can change: an override's come from its asset
+    file, and Blender adds no row to them (its list buttons raised a traceback); else the
+    poll says so."""
+    if not mesh_poll(cls, context):
+        return False
+    if context.active_object.override_library is not None:
+        cls.poll_message_set(OVERRIDE_LISTS.format(name=context.active_object.name) + " (change them there)")
+        return False
+    return True
+
+
+#: Why an override's lists cannot change.
+OVERRIDE_LISTS = "'{name}' is a library override: its lists are the asset file's"
 
 
 def others(context) -> list:

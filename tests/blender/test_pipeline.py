@@ -269,20 +269,27 @@ def character_library(path: Path) -> dict[int, np.ndarray]:
     return live
 
 
-def test_a_library_override_bakes_to_a_point_cache_played_on_the_override(addon, tmp_path):
-    live = character_library(tmp_path / "character.blend")
+def overridden_body(library: Path):
+    """A new shot linking the library's "Character" collection and overriding it, as Object >
+    Library Override does: the scene and the overridden "Body"."""
     bpy.ops.wm.read_homefile(use_empty=True)
     scene = bpy.context.scene
     scene.frame_start, scene.frame_end = 1, 30
-    with bpy.data.libraries.load(str(tmp_path / "character.blend"), link=True) as (_, target):
+    with bpy.data.libraries.load(str(library), link=True) as (_, target):
         target.collections = ["Character"]
     linked = target.collections[0]
     instance = bpy.data.objects.new("Character", None)
     instance.instance_type, instance.instance_collection = "COLLECTION", linked
     scene.collection.objects.link(instance)
-    linked.override_hierarchy_create(scene, bpy.context.view_layer)  # as Object > Library Override
+    linked.override_hierarchy_create(scene, bpy.context.view_layer)
     body = next(o for o in bpy.data.objects if o.name == "Body" and o.override_library is not None)
     assert body.data.library is not None  # the mesh itself stays linked
+    return scene, body
+
+
+def test_a_library_override_bakes_to_a_point_cache_played_on_the_override(addon, tmp_path):
+    live = character_library(tmp_path / "character.blend")
+    scene, body = overridden_body(tmp_path / "character.blend")
     scene.frame_set(1)
     select_only(body)
     with pytest.raises(RuntimeError, match="shape keys cannot be added to a linked mesh"):
@@ -304,6 +311,40 @@ def test_a_library_override_bakes_to_a_point_cache_played_on_the_override(addon,
     assert body.modifiers[-1].type == "MESH_CACHE"
     bpy.context.scene.frame_set(25)
     np.testing.assert_allclose(evaluated(body), live[25], atol=1e-5)
+
+
+def test_an_overrides_lists_say_they_are_the_assets_and_nothing_changes(addon, tmp_path):
+    """On an override the collider and interior lists are the asset file's (Blender adds no
+    row to them): the list buttons say so in their poll, and Enable with a collider selected
+    says so and changes nothing; Enable with the mesh alone takes the asset's colliders.
+    Before, each raised a Python traceback (and Enable left the override disabled)."""
+    character_library(tmp_path / "character.blend")
+    _scene, body = overridden_body(tmp_path / "character.blend")
+    bpy.ops.mesh.primitive_cube_add(size=0.4, location=(0, 0, 1.5))
+    prop = bpy.context.active_object
+    listed = [item.obj.name for item in body.collision_response.colliders]
+    message = "'Body' is a library override: its lists are the asset file's"
+    for operator in ("collider_add", "interior_add"):
+        select_only(prop)
+        body.select_set(True)
+        bpy.context.view_layer.objects.active = body
+        with pytest.raises(RuntimeError, match=message):
+            getattr(bpy.ops.object, f"collision_response_{operator}")()
+    select_only(body)
+    with pytest.raises(RuntimeError, match=message):
+        bpy.ops.object.collision_response_collider_remove()
+    select_only(body)
+    assert bpy.ops.object.collision_response_disable() == {"FINISHED"}
+    select_only(prop)
+    body.select_set(True)
+    bpy.context.view_layer.objects.active = body
+    with pytest.raises(RuntimeError, match=message + ": select it alone to enable it with them"):
+        bpy.ops.object.collision_response_enable()
+    assert not body.collision_response.enabled
+    select_only(body)
+    assert bpy.ops.object.collision_response_enable() == {"FINISHED"}
+    assert body.collision_response.enabled
+    assert [item.obj.name for item in body.collision_response.colliders] == listed
 
 
 # -- Geometry Nodes, USD ------------------------------------------------------------------------
