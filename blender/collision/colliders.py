@@ -87,7 +87,14 @@ def usable_colliders(
         evaluated = obj.evaluated_get(depsgraph)
         shape = _shape(evaluated)
         if shape is None:
-            messages.append(f"'{name}' has no faces to collide with: it is ignored")
+            if obj.instance_type == "COLLECTION" and obj.instance_collection is not None:
+                messages.append(
+                    f"'{name}' instances the collection '{obj.instance_collection.name}', whose copies are not"
+                    " collided with: list the objects themselves, or make it real (Object > Apply > Make"
+                    " Instances Real)"
+                )
+            else:
+                messages.append(f"'{name}' has no faces to collide with: it is ignored")
             continue
         matrix = np.array(evaluated.matrix_world)
         low, high = carried_box(shape.low, shape.high, matrix)

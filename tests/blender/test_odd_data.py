@@ -91,6 +91,30 @@ def test_a_collider_deleted_mid_shot_presses_no_more_and_the_panel_says_so(scene
     assert "'Sphere' was deleted: it is ignored (remove it from the list)" in state.messages
 
 
+def test_a_collection_instance_as_collider_is_named_with_the_way_out(scene, addon):
+    """An empty instancing a collection (a linked prop, say) listed as a collider: its copies
+    are not collided with, and the panel says so and how to collide with them (before: "has
+    no faces to collide with", as if the prop were empty)."""
+    scene, grid, _ball = scene
+    props = bpy.data.collections.new("Props")
+    bpy.ops.mesh.primitive_cube_add(size=0.5, location=(0, 0, 0.1))
+    cube = bpy.context.active_object
+    for collection in cube.users_collection:
+        collection.objects.unlink(cube)
+    props.objects.link(cube)
+    instance = bpy.data.objects.new("Prop", None)
+    instance.instance_type, instance.instance_collection = "COLLECTION", props
+    scene.collection.objects.link(instance)
+    bpy.ops.object.select_all(action="DESELECT")
+    instance.select_set(True)
+    grid.select_set(True)
+    bpy.context.view_layer.objects.active = grid
+    assert bpy.ops.object.collision_response_enable() == {"FINISHED"}
+    scene.frame_set(2)
+    state = simulation_module(addon).get(grid)
+    assert any("'Prop' instances the collection 'Props'" in m and "Make Instances Real" in m for m in state.messages)
+
+
 def test_a_scale_of_zero_is_a_message_not_a_traceback_and_the_response_comes_back(scene, addon):
     scene, grid, ball = scene
     bpy.ops.object.collision_response_enable()
