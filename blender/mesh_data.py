@@ -104,6 +104,29 @@ def live_key(obj) -> bpy.types.ShapeKey | None:
     return None if keys is None else keys.key_blocks.get(SHAPE_KEY)
 
 
+def saved_dent(mesh) -> bool:
+    """Whether a mesh linked from another file holds the response's key away from its Basis:
+    that file was saved with a live response past its start frame, and the key, which nothing
+    here can write, shows that frame's dent in every frame (a linked mesh's data cannot change
+    in this session: the answer is kept)."""
+    found = _saved_dents.get(mesh.session_uid)
+    if found is None:
+        keys = mesh.shape_keys
+        key = None if keys is None else keys.key_blocks.get(SHAPE_KEY)
+        found = False
+        if key is not None and key.value != 0 and not key.mute and key.relative_key != key:
+            ours, basis = (np.empty(len(mesh.vertices) * 3, dtype=np.float32) for _ in range(2))
+            key.points.foreach_get("co", ours)
+            key.relative_key.points.foreach_get("co", basis)
+            found = not np.array_equal(ours, basis)
+        _saved_dents[mesh.session_uid] = found
+    return found
+
+
+# By a linked mesh's session id: whether it holds a saved dent (``saved_dent``).
+_saved_dents: dict[int, bool] = {}
+
+
 def remove_shape_key(obj) -> None:
     """Remove the "Collision Response" shape key: the mesh is as it was."""
     _written.pop(obj.session_uid, None)

@@ -191,9 +191,15 @@ def check(obj) -> None:
     if len(mesh.polygons) == 0:
         raise Unusable(f"'{obj.name}' has no faces: nothing to dent")
     if obj.library is None and obj.override_library is not None and mesh.library is not None:
+        stale = (
+            " (its asset file was saved with a dent in the response's key, shown in every frame here:"
+            " disable the response there, or go to its start frame, and save it)"
+            if mesh_data.saved_dent(mesh)
+            else ""
+        )
         raise LinkedMesh(
             f"'{obj.name}' is a library override whose mesh is linked: bake it to a point cache, "
-            "or make its mesh local for a live response"
+            f"or make its mesh local for a live response{stale}"
         )
     if mesh.library is not None or (obj.library is not None and obj.override_library is None):
         raise Unusable(f"'{obj.name}' is linked from another file: its shape keys cannot be written")

@@ -245,10 +245,12 @@ def test_the_farm_command_bakes_a_range_keeps_the_scene_and_says_what_it_does(sc
 # -- library overrides --------------------------------------------------------------------------
 
 
-def character_library(path: Path) -> dict[int, np.ndarray]:
+def character_library(path: Path, saved_at: int | None = None) -> dict[int, np.ndarray]:
     """Write a library .blend with a collection "Character": a rigged sheet "Body" (an armature
     sways it), its response enabled against a keyed ball in the same collection. Returns the
-    live response as the library itself shows it (the evaluated mesh per frame)."""
+    live response as the library itself shows it (the evaluated mesh per frame). ``saved_at``:
+    saved live at that frame, its key holding that frame's dent (by default: disabled first,
+    saved without the key, then enabled again)."""
     from benchmark_frame import scene_with
 
     scene, grid, ball = scene_with(16, rigged=True)
@@ -263,8 +265,11 @@ def character_library(path: Path) -> dict[int, np.ndarray]:
     ball.select_set(True)
     assert bpy.ops.object.collision_response_enable() == {"FINISHED"}
     live = play(scene, grid, range(1, 31), evaluated)
-    bpy.ops.object.collision_response_disable()  # saved without its live key, enabled again
-    grid.collision_response.enabled = True
+    if saved_at is None:
+        bpy.ops.object.collision_response_disable()  # saved without its live key, enabled again
+        grid.collision_response.enabled = True
+    else:
+        scene.frame_set(saved_at)
     bpy.ops.wm.save_as_mainfile(filepath=str(path))
     return live
 
@@ -345,6 +350,21 @@ def test_an_overrides_lists_say_they_are_the_assets_and_nothing_changes(addon, t
     assert bpy.ops.object.collision_response_enable() == {"FINISHED"}
     assert body.collision_response.enabled
     assert [item.obj.name for item in body.collision_response.colliders] == listed
+
+
+@pytest.mark.parametrize("saved_at", [None, 1, 18])
+def test_an_asset_saved_with_a_dent_in_its_key_is_said_on_the_override(addon, tmp_path, saved_at):
+    """An asset file saved with its response live past the start frame holds that frame's dent
+    in the key of the mesh a shot links: the override cannot write it, so it shows in every
+    frame. The panel's message (and Enable's, Bake's) says so and what to do in the asset file;
+    saved disabled or at its start frame, it says nothing of it."""
+    character_library(tmp_path / "character.blend", saved_at)
+    _scene, body = overridden_body(tmp_path / "character.blend")
+    simulation = sys.modules[addon.__name__ + ".blender.simulation"]
+    with pytest.raises(simulation.LinkedMesh) as problem:
+        simulation.check(body)
+    said = "its asset file was saved with a dent in the response's key" in str(problem.value)
+    assert said == (saved_at == 18), str(problem.value)
 
 
 # -- Geometry Nodes, USD ------------------------------------------------------------------------
