@@ -4,6 +4,7 @@ library overrides, exports."""
 import os
 import subprocess
 import sys
+import warnings
 from pathlib import Path
 
 import bpy
@@ -157,6 +158,20 @@ def test_a_point_cache_bake_plays_in_a_mesh_cache_modifier_as_the_shape_key_bake
     # Free Bake removes the modifier (the file stays) and returns to live.
     assert bpy.ops.object.collision_response_free_bake() == {"FINISHED"}
     assert [m.type for m in grid.modifiers] == ["SUBSURF"] and grid.collision_response.enabled
+
+
+def test_a_point_cache_path_beside_the_blend_is_taken_without_a_warning(scene, tmp_path):
+    """A PC2 path given as "//cache/Grid.pc2" (beside the saved .blend, as ``tools/bake.py
+    --cache`` and the file browser's relative paths give it) is written there, and Blender
+    warns of nothing (before: "does not support blend relative '//' prefix")."""
+    _scene, _grid, _ = scene
+    assert bpy.ops.object.collision_response_enable() == {"FINISHED"}
+    bpy.ops.wm.save_as_mainfile(filepath=str(tmp_path / "shot.blend"))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert bpy.ops.object.collision_response_bake(to="POINT_CACHE", filepath="//cache/Grid.pc2") == {"FINISHED"}
+    assert (tmp_path / "cache" / "Grid.pc2").is_file()
+    assert not [w for w in caught if "relative" in str(w.message)], [str(w.message) for w in caught]
 
 
 def test_a_point_cache_bake_of_a_rigged_mesh_plays_the_pose_it_was_baked_with(addon, tmp_path):
