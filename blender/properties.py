@@ -1,4 +1,10 @@
-"""The settings of a deforming mesh, saved in the .blend: ``object.collision_response``."""
+"""The settings of a deforming mesh, saved in the .blend: ``object.collision_response``.
+
+Only the settings read at every frame (``animated.PER_FRAME``) can be keyframed; the others
+(``options=set()``) are what the response is built with. Keyed, Blender set such a setting at
+every frame change, and each set restarted the response from its start frame: a frame cost
+more the later it was (15 ms to 86 ms by frame 30), and showed that frame's value held since
+the start."""
 
 import bpy
 from bpy.props import (
@@ -49,11 +55,11 @@ def _per_level(name: str, description: str):
     heights (nothing of its own is saved: the curve holds them)."""
     label, low, high, _default = curves.CURVES[name]
 
-    def get(settings) -> list[float]:
+    def read(settings) -> list[float]:
         values = [point.location[1] for point in _points(settings, name)][:MAX_LEVELS]
         return values + [0.0] * (MAX_LEVELS - len(values))
 
-    def set(settings, values) -> None:
+    def write(settings, values) -> None:
         points = _points(settings, name)
         for point, value in zip(points, values, strict=False):
             if point.location[1] != value:
@@ -61,15 +67,19 @@ def _per_level(name: str, description: str):
         if len(points):
             settings.curves.nodes[name].mapping.update()
 
+    # Not animatable: the curve's points are not keyed (README), and a key here set the row at
+    # every frame change, which restarted the response each frame (the cost of a frame grew
+    # with the frame number) and showed each frame with that frame's value held from the start.
     return FloatVectorProperty(
         name=label,
         description=description,
         size=MAX_LEVELS,
         min=low,
         max=high,
-        get=get,
-        set=set,
+        get=read,
+        set=write,
         update=_changed,
+        options=set(),
     )
 
 
@@ -91,7 +101,11 @@ class COLLISION_RESPONSE_PG_settings(bpy.types.PropertyGroup):
         curves.set_profiles(self, values)
 
     enabled: BoolProperty(
-        name="Enabled", description="Respond to the colliders during playback", default=False, update=_enabled_changed
+        name="Enabled",
+        description="Respond to the colliders during playback",
+        default=False,
+        update=_enabled_changed,
+        options=set(),  # not keyframed: a switch (module docstring)
     )
     collider_collection: PointerProperty(
         name="Collection", description="Every object in it is a collider", type=bpy.types.Collection, update=_changed
@@ -99,7 +113,11 @@ class COLLISION_RESPONSE_PG_settings(bpy.types.PropertyGroup):
     colliders: CollectionProperty(type=COLLISION_RESPONSE_PG_collider)
     active_collider: IntProperty(default=0)
     start_frame: IntProperty(
-        name="Start Frame", description="The response starts from rest at this frame", default=1, update=_changed
+        name="Start Frame",
+        description="The response starts from rest at this frame",
+        default=1,
+        update=_changed,
+        options=set(),  # not keyframed (module docstring)
     )
     friction: FloatProperty(
         name="Friction",
@@ -149,6 +167,7 @@ class COLLISION_RESPONSE_PG_settings(bpy.types.PropertyGroup):
         "off: dents never spring back (the Time to Rest curve is not used)",
         default=True,
         update=_changed,
+        options=set(),  # not keyframed (module docstring)
     )
     version: IntProperty(default=0, options={"HIDDEN"}, description="Format of these settings (for old files)")
     curves: PointerProperty(type=bpy.types.NodeTree)
@@ -292,6 +311,7 @@ class COLLISION_RESPONSE_PG_settings(bpy.types.PropertyGroup):
         "creases can stay partly inside, and it is slow (see the README)",
         default=False,
         update=_changed,
+        options=set(),  # not keyframed: a switch (module docstring)
     )
     stiffness: FloatProperty(
         name="Stiffness",
@@ -303,6 +323,7 @@ class COLLISION_RESPONSE_PG_settings(bpy.types.PropertyGroup):
         soft_max=10.0,
         default=1.0,
         update=_changed,
+        options=set(),  # not keyframed (module docstring)
     )
 
 

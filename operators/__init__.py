@@ -7,7 +7,7 @@ from ..blender import curves, guard, mesh_data, point_cache, posed, pressure, si
 from ..blender import volume as keep_volume
 from .bake_options import BakeOptions
 from .contact import classes as contact_classes
-from .lists import OVERRIDE_LISTS, add_selected, lists_poll, mesh_poll, others, remove_highlighted
+from .lists import OVERRIDE_LISTS, add_selected, keys_poll, lists_poll, others, remove_highlighted
 
 
 class OBJECT_OT_collision_response_enable(bpy.types.Operator):
@@ -19,7 +19,7 @@ class OBJECT_OT_collision_response_enable(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return mesh_poll(cls, context)
+        return keys_poll(cls, context)
 
     def execute(self, context):
         obj = context.active_object
@@ -71,7 +71,7 @@ class OBJECT_OT_collision_response_disable(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        return mesh_poll(cls, context)
+        return keys_poll(cls, context)
 
     def execute(self, context):
         obj = context.active_object
@@ -147,7 +147,7 @@ class OBJECT_OT_collision_response_bake(BakeOptions, bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        if not mesh_poll(cls, context):
+        if not keys_poll(cls, context):
             return False
         obj = context.active_object
         baked = point_cache.baked_to(obj)
@@ -319,7 +319,7 @@ class OBJECT_OT_collision_response_free_bake(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        if not mesh_poll(cls, context):
+        if not keys_poll(cls, context):
             return False
         if point_cache.baked_to(context.active_object) is None:
             cls.poll_message_set("Nothing is baked")

@@ -4,7 +4,7 @@ responding meshes it is soft against."""
 import bpy
 
 from ..blender import simulation
-from .lists import add_selected, lists_poll, mesh_poll, others, remove_highlighted
+from .lists import add_selected, keys_poll, lists_poll, others, remove_highlighted
 
 
 class OBJECT_OT_collision_response_interior_add(bpy.types.Operator):
@@ -61,7 +61,7 @@ class OBJECT_OT_collision_response_soft_pair(bpy.types.Operator):
 
     @classmethod
     def poll(cls, context):
-        if not mesh_poll(cls, context):
+        if not keys_poll(cls, context):
             return False
         if not [o for o in others(context) if o.type == "MESH"]:
             cls.poll_message_set("Select the other meshes, then one of them last (active)")

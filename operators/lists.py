@@ -13,6 +13,19 @@ def mesh_poll(cls, context) -> bool:
     return True
 
 
+def keys_poll(cls, context) -> bool:
+    """The active object is a mesh whose shape keys can change now: not in Edit Mode, where
+    Blender writes its own copy of the keys back on leaving (a bake made there had its key
+    put back at value 0 on leaving, and the live response showed nothing after Free Bake);
+    else the poll says so."""
+    if not mesh_poll(cls, context):
+        return False
+    if context.active_object.mode == "EDIT":
+        cls.poll_message_set("Leave Edit Mode first: Blender writes the mesh's shape keys back on leaving it")
+        return False
+    return True
+
+
 def lists_poll(cls, context) -> bool:
     """The active object is a mesh whose lists can change: an override's come from its asset
     file, and Blender adds no row to them (its list buttons raised a traceback); else the

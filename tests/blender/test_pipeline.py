@@ -109,6 +109,48 @@ def test_keyframed_settings_are_read_each_frame_and_never_restart(scene, addon):
         np.testing.assert_array_equal(again[frame], shapes[frame])
 
 
+def test_only_the_settings_read_each_frame_can_be_keyframed(addon):
+    """Every setting Blender lets the animator key is one the response reads at every frame
+    (``animated.PER_FRAME``, the pressure's colour, the lists' highlighted rows); the others
+    (the switches, the start frame, the stiffness, the per-level rows...) are what it is built
+    with, and Blender refuses their key. Before, the per-level rows took a key, set at every
+    frame change: each restarted the response (a frame cost 15 ms at the start, 86 ms by frame
+    30) and showed each frame with that frame's value held since the start."""
+    bpy.ops.mesh.primitive_uv_sphere_add()
+    settings = bpy.context.active_object.collision_response
+    keyable = {p.identifier for p in settings.bl_rna.properties if p.is_animatable and p.identifier != "rna_type"}
+    read_each_frame = set(addon.blender.animated.PER_FRAME) | {"pressure_color", "active_collider", "active_interior"}
+    assert keyable <= read_each_frame, sorted(keyable - read_each_frame)
+    with pytest.raises(TypeError, match="not animatable"):
+        settings.keyframe_insert("absorption_levels", frame=1)
+
+
+def test_in_edit_mode_the_operators_that_change_shape_keys_say_leave_it_first(scene):
+    """Enable, Disable, Bake, Free Bake and Soft Against Each Other refuse in Edit Mode with a
+    message: Blender writes its own copy of the shape keys back on leaving it (a bake made there
+    had its key put back at value 0, and after Free Bake the live response showed nothing).
+    Back in Object Mode they work, and the bake plays the dent."""
+    scene, grid, _ = scene
+    assert bpy.ops.object.collision_response_enable() == {"FINISHED"}
+    bpy.ops.object.mode_set(mode="EDIT")
+    for operator in ("enable", "disable", "bake", "soft_pair"):
+        with pytest.raises(RuntimeError, match="Leave Edit Mode first"):
+            getattr(bpy.ops.object, f"collision_response_{operator}")()
+    bpy.ops.object.mode_set(mode="OBJECT")
+    select_only(grid)
+    assert bpy.ops.object.collision_response_bake() == {"FINISHED"}
+    bpy.ops.object.mode_set(mode="EDIT")
+    with pytest.raises(RuntimeError, match="Leave Edit Mode first"):
+        bpy.ops.object.collision_response_free_bake()
+    bpy.ops.object.mode_set(mode="OBJECT")
+    assert bpy.ops.object.collision_response_free_bake() == {"FINISHED"}
+    scene.frame_set(20)
+    assert (
+        np.array([v.co.z for v in grid.evaluated_get(bpy.context.evaluated_depsgraph_get()).data.vertices]).min()
+        < -0.05
+    )
+
+
 def test_an_edit_of_a_keyframed_setting_restarts(scene, addon):
     scene, grid, _ = scene
     settings = grid.collision_response
