@@ -174,3 +174,53 @@ def test_a_ball_pressing_the_skin_onto_a_rising_bone_leaves_it_on_the_bone(rise)
     frames = play(scene, skin, last, check)
     top = frames[0][:, 2].argmax()
     assert frames[-1][top, 2] == pytest.approx(0.75 + rise, abs=2e-3)  # pressed down onto the bone
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_a_mesh_keyed_past_its_containers_wall_stays_inside(seed):
+    """A mesh (a UV sphere, an icosphere, a monkey) keyed from the middle of a container (a
+    turned box, or a ball) toward and past its wall, its centre up to a fifth of its size past
+    it: squashed against the wall, never out of it, every frame. Before, once the centre
+    passed the wall, vertices whose normals ran along it had no way back in (87 of a sphere's
+    266 out, up to 8.5 cm of a 1 m box)."""
+    rng = np.random.default_rng(seed)
+    last = 24
+    scene, grid = scene_with_grid(last)
+    bpy.data.objects.remove(grid)
+    kind = ("uv", "ico", "monkey")[seed % 3]
+    if kind == "uv":
+        mesh = uv_sphere(0.25, segments=24, rings=12)
+    elif kind == "ico":
+        bpy.ops.mesh.primitive_ico_sphere_add(subdivisions=3, radius=0.25)
+        mesh = bpy.context.active_object
+    else:
+        bpy.ops.mesh.primitive_monkey_add(size=0.5)
+        mesh = bpy.context.active_object
+    way = rng.normal(size=3)
+    way /= np.linalg.norm(way)
+    if seed < 3:  # a turned box: its wall is where the way leaves it
+        bpy.ops.mesh.primitive_cube_add(size=1.0, rotation=tuple(rng.uniform(-0.5, 0.5, 3)))
+        box = bpy.context.active_object
+        wall = 0.5 / np.abs(np.array(box.matrix_world)[:3, :3].T @ way).max()
+    else:
+        box = uv_sphere(0.6, segments=64, rings=32)
+        wall = 0.6 * np.cos(np.pi / 64)  # its faces' nearest distance from the centre, about
+    box.display_type = "WIRE"
+    bpy.context.view_layer.update()
+
+    def out_of(points):  # how far out of the (convex) container's faces
+        return -inside_depth(box, points)
+
+    past = wall + rng.uniform(0.0, 0.2) * 0.5
+    keyed(mesh, {1: (0, 0, 0), last // 2: tuple(way * (wall - 0.3)), last: tuple(way * past)})
+    scene.frame_set(1)
+    select(mesh, [])
+    assert bpy.ops.object.collision_response_enable() == {"FINISHED"}
+    mesh.collision_response.container = box
+
+    def check(frame, positions):
+        out = out_of(positions).max()
+        assert out <= 1e-3 * 0.5, f"{kind}, frame {frame}: {out:.5f} out of the container"
+
+    frames = play(scene, mesh, last, check)
+    assert max(out_of(f).max() for f in frames) > -1e-3  # pressed against the wall
