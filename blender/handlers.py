@@ -28,8 +28,8 @@ def on_frame_change(scene, depsgraph) -> None:
 
 @bpy.app.handlers.persistent
 def on_depsgraph_update(scene, depsgraph) -> None:
-    """An edit of a responding mesh, of a collider or of what deforms the mesh (its armature)
-    restarts that mesh's response."""
+    """An edit of a responding mesh (its data or its transform), of a collider or of what
+    deforms the mesh (its armature) restarts that mesh's response."""
     if guard.is_busy():
         return
     curves.separate_shared()  # a duplicate made since the last update gets its own curves
@@ -45,7 +45,9 @@ def on_depsgraph_update(scene, depsgraph) -> None:
     if not edited_objects and not edited_meshes:
         return
     for obj in enabled_objects(scene):
-        names = {o.name for o in simulation.colliders(obj) + posed.deformers(obj) if o is not None}
+        # Its own transform too: moved or turned by hand, it meets its colliders elsewhere (the
+        # played frames showed it 10 cm inside a ball).
+        names = {obj.name} | {o.name for o in simulation.colliders(obj) + posed.deformers(obj) if o is not None}
         if obj.data.name in edited_meshes or names & edited_objects:
             simulation.invalidate(obj)
 

@@ -128,6 +128,33 @@ def test_changing_a_setting_restarts_the_response(scene):
     assert (np.abs(after[:, 2]) > 1e-3).mean() < 0.5 * (np.abs(before[:, 2]) > 1e-3).mean()
 
 
+@pytest.mark.parametrize("edit", ["moved", "turned"])
+def test_moving_the_mesh_by_hand_restarts_the_response(scene, edit):
+    """Played, then the grid moved up 5 cm or turned (by hand, not keyed): played again, the
+    response is the one of a grid edited so before it was enabled, bit for bit. Before, the
+    played frames showed the old response on the moved grid (a vertex 10 cm inside the ball)."""
+
+    def edited(grid):
+        if edit == "moved":
+            grid.location.z += 0.05
+        else:
+            grid.rotation_euler.x += 0.1
+        bpy.context.view_layer.update()  # as the interface does after an edit
+
+    scene, grid, _ = scene
+    assert bpy.ops.object.collision_response_enable() == {"FINISHED"}
+    play(scene, range(1, 31))
+    scene.frame_set(1)
+    edited(grid)
+    replayed = play(scene, range(1, 31))
+    scene, grid, _ = grid_and_ball(30, {1: 0.5, 20: 0.3})  # the same scene made afresh
+    edited(grid)
+    assert bpy.ops.object.collision_response_enable() == {"FINISHED"}
+    fresh = play(scene, range(1, 31))
+    for frame in (15, 20, 30):
+        assert np.array_equal(replayed[frame], fresh[frame]), frame
+
+
 def test_bake_plays_without_the_add_on_and_free_bake_returns_to_live(scene):
     scene, grid, _ = scene
     bpy.ops.object.collision_response_enable()
