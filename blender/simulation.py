@@ -246,6 +246,16 @@ def _behaviour_maps(obj) -> dict[str, np.ndarray]:
     return maps
 
 
+def _taken(obj) -> bool:
+    """Whether the collision query takes ``obj``: linked into the scene and not hidden."""
+    if obj is None or not obj.users_collection:
+        return False
+    try:
+        return not (obj.hide_get() or obj.hide_viewport)
+    except RuntimeError:  # not in the view layer (its collection excluded): not met either
+        return False
+
+
 def fingerprint(obj, scene, level_count: int) -> tuple:
     """What the response depends on apart from time: settings, curves, colliders, mesh, and
     the scene's frame rate (a frame's step is a frame's time: played again at 60 fps what was
@@ -256,8 +266,10 @@ def fingerprint(obj, scene, level_count: int) -> tuple:
     plain = (settings.start_frame, settings.recovers, animated.input_fingerprint(obj), settings.self_contact)
     groups = tuple(getattr(settings, f"{name}_group") for name in curves.MAPPED)
     met, kinds = structure.contact_objects(obj)
-    # (A collider deleted stays in the file while the list holds it: unlinked, it is ignored.)
-    present = tuple(o is not None and bool(o.users_collection) for o in met)
+    # Which of them the query takes (``collision.colliders.usable_colliders``): a collider
+    # deleted (the list keeps it in the file, unlinked) or hidden is ignored; shown again, or
+    # hidden while played frames showed it pressing, the response restarts.
+    present = tuple(_taken(o) for o in met)
     collider_names = (tuple(o.name if o else None for o in met), tuple(kinds), settings.stiffness, present)
     topology = (len(mesh.vertices), len(mesh.edges), len(mesh.polygons))
     # What deforms it: adding an armature or a shape key changes the posed surface.

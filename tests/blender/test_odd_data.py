@@ -91,6 +91,30 @@ def test_a_collider_deleted_mid_shot_presses_no_more_and_the_panel_says_so(scene
     assert "'Sphere' was deleted: it is ignored (remove it from the list)" in state.messages
 
 
+def test_hiding_a_collider_after_playing_restarts_without_it_and_showing_it_brings_it_back(scene, addon):
+    """The ball hidden (the eye) after frames 1-20 were played: played again, no frame is
+    dented and the panel says it is ignored; shown again, the first play's frames come back,
+    bit for bit. Before, the played frames kept the hidden ball's dent until some setting
+    changed, so one file showed either, by what had been played."""
+    scene, grid, ball = scene
+    assert bpy.ops.object.collision_response_enable() == {"FINISHED"}
+    first = {}
+    for frame in range(1, 21):
+        scene.frame_set(frame)
+        first[frame] = np.array([v.co for v in grid.data.shape_keys.key_blocks["Collision Response"].data])
+    ball.hide_set(True)
+    for frame in range(1, 21):
+        scene.frame_set(frame)
+        key = grid.data.shape_keys.key_blocks["Collision Response"]
+        assert np.abs(np.array([v.co.z for v in key.data])).max() == 0.0, frame
+    assert "'Sphere' is hidden: it is ignored" in simulation_module(addon).get(grid).messages
+    ball.hide_set(False)
+    for frame in range(1, 21):
+        scene.frame_set(frame)
+        key = grid.data.shape_keys.key_blocks["Collision Response"]
+        assert np.array_equal(np.array([v.co for v in key.data]), first[frame]), frame
+
+
 def test_a_collection_instance_as_collider_is_named_with_the_way_out(scene, addon):
     """An empty instancing a collection (a linked prop, say) listed as a collider: its copies
     are not collided with, and the panel says so and how to collide with them (before: "has
