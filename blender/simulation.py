@@ -257,9 +257,9 @@ def _taken(obj) -> bool:
 
 
 def fingerprint(obj, scene, level_count: int) -> tuple:
-    """What the response depends on apart from time: settings, curves, colliders, mesh, and
-    the scene's frame rate (a frame's step is a frame's time: played again at 60 fps what was
-    played at 24 showed and baked the 24 fps response)."""
+    """What the response depends on apart from time: settings, curves, colliders, mesh, the
+    scene and its frame rate (a frame's step is a frame's time: played again at 60 fps what
+    was played at 24 showed and baked the 24 fps response)."""
     settings = obj.collision_response
     mesh = obj.data
     # Those read every frame count by their F-curve when animated (animated.input_fingerprint).
@@ -279,8 +279,10 @@ def fingerprint(obj, scene, level_count: int) -> tuple:
         posed.is_posed(obj),
     )
     drawn = curves.curve_fingerprint(settings, level_count)
-    rate = (scene.render.fps, scene.render.fps_base)
-    return (plain, groups, collider_names, topology, deformed, drawn, rate)
+    # The scene it plays in too: its collision query's helper is linked into that scene (a
+    # linked copy of the scene shares the object, and its frames raised a traceback).
+    timing = (scene.session_uid, scene.render.fps, scene.render.fps_base)
+    return (plain, groups, collider_names, topology, deformed, drawn, timing)
 
 
 def _build(obj, scene) -> Simulation:

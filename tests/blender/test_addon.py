@@ -155,6 +155,24 @@ def test_moving_the_mesh_by_hand_restarts_the_response(scene, edit):
         assert np.array_equal(replayed[frame], fresh[frame]), frame
 
 
+def test_a_linked_copy_of_the_scene_plays_the_same_response(scene):
+    """Scene > New > Linked Copy right after Enable shares the grid and the ball: played
+    there, the ball dents the grid 10 cm, and back in the first scene every frame is the same,
+    bit for bit. Before, each frame of the copy raised a traceback in the frame handler (its
+    collision helper was linked into the first scene only), the grid stayed flat and the ball
+    stopped where it was."""
+    scene, grid, _ = scene
+    assert bpy.ops.object.collision_response_enable() == {"FINISHED"}
+    assert bpy.ops.scene.new(type="LINK_COPY") == {"FINISHED"}
+    copy = bpy.context.window.scene
+    assert copy != scene and grid.name in copy.objects
+    copied = play(copy, range(1, 21))
+    assert copied[20][:, 2].min() < -0.09
+    bpy.context.window.scene = scene
+    for frame, shape in play(scene, range(1, 21)).items():
+        assert np.array_equal(shape, copied[frame]), frame
+
+
 def test_bake_plays_without_the_add_on_and_free_bake_returns_to_live(scene):
     scene, grid, _ = scene
     bpy.ops.object.collision_response_enable()
