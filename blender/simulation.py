@@ -40,6 +40,7 @@ from ..core.volume import Shortfall, Volume
 from . import animated, curves, guard, mesh_data, posed, preferences, pressure, structure, together
 from . import volume as keep_volume
 from .collision import CollisionQuery
+from .collision import colliders as collider_shapes
 from .self_contact import SelfContact
 
 #: Meshes above this many vertices get a warning: the response still runs, slowly.
@@ -246,16 +247,6 @@ def _behaviour_maps(obj) -> dict[str, np.ndarray]:
     return maps
 
 
-def _taken(obj) -> bool:
-    """Whether the collision query takes ``obj``: linked into the scene and not hidden."""
-    if obj is None or not obj.users_collection:
-        return False
-    try:
-        return not (obj.hide_get() or obj.hide_viewport)
-    except RuntimeError:  # not in the view layer (its collection excluded): not met either
-        return False
-
-
 def fingerprint(obj, scene, level_count: int) -> tuple:
     """What the response depends on apart from time: settings, curves, colliders, mesh, the
     scene and its frame rate (a frame's step is a frame's time: played again at 60 fps what
@@ -269,7 +260,7 @@ def fingerprint(obj, scene, level_count: int) -> tuple:
     # Which of them the query takes (``collision.colliders.usable_colliders``): a collider
     # deleted (the list keeps it in the file, unlinked) or hidden is ignored; shown again, or
     # hidden while played frames showed it pressing, the response restarts.
-    present = tuple(_taken(o) for o in met)
+    present = tuple(o is not None and not (collider_shapes.unlinked(o) or collider_shapes.hidden(o)) for o in met)
     collider_names = (tuple(o.name if o else None for o in met), tuple(kinds), settings.stiffness, present)
     topology = (len(mesh.vertices), len(mesh.edges), len(mesh.polygons))
     # What deforms it: adding an armature or a shape key changes the posed surface.

@@ -46,6 +46,21 @@ class Collider:
     matrix: np.ndarray | None = None  # (4, 4) its world matrix as evaluated
 
 
+def unlinked(obj) -> bool:
+    """Deleted (X) while a list still holds it: in no collection, kept in the file by the
+    list's pointer alone."""
+    return not obj.users_collection
+
+
+def hidden(obj) -> bool:
+    """Hidden in the viewport (the eye, or Disable in Viewports), or not in the view layer
+    (its collection excluded)."""
+    try:
+        return bool(obj.hide_get() or obj.hide_viewport)
+    except RuntimeError:
+        return True
+
+
 def usable_colliders(
     deformable: bpy.types.Object, candidates, depsgraph: bpy.types.Depsgraph, kinds=None
 ) -> tuple[list[Collider], list[str]]:
@@ -72,13 +87,13 @@ def usable_colliders(
         if name in seen:
             continue
         seen.add(name)
-        if not obj.users_collection:  # deleted (X): unlinked, kept in the file by the list alone
+        if unlinked(obj):
             messages.append(f"'{name}' was deleted: it is ignored (remove it from the list)")
             continue
         if obj == deformable or getattr(obj, "original", obj) == deformable:
             messages.append(f"'{name}' is the deforming mesh itself: it cannot be its own collider")
             continue
-        if obj.hide_get() or obj.hide_viewport:
+        if hidden(obj):
             messages.append(f"'{name}' is hidden: it is ignored")
             continue
         if abs(np.linalg.det(np.array(obj.matrix_world)[:3, :3])) < SINGULAR:
