@@ -121,8 +121,7 @@ def attach(obj, path: str) -> str | None:
         )
     remove_modifier(obj)
     add_modifier(obj, path, int(start))
-    obj.collision_response.enabled = False
-    mesh_data.remove_shape_key(obj)
+    obj.collision_response.enabled = False  # (a response on: its key goes, ``properties``)
     return None
 
 

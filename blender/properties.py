@@ -28,13 +28,19 @@ def _changed(settings, context) -> None:
     simulation.invalidate(settings.id_data)
 
 
-def _enabled_changed(settings, context) -> None:
-    """Turned off by the property itself (a script, the Data API), not by Disable or a bake:
-    the response's key goes as Disable removes it, so the mesh is as it was. Left, the key
-    read as one of the user's own, and Enable refused to take it back."""
-    simulation.invalidate(settings.id_data)
+def _is_enabled(settings) -> bool:
+    return bool(settings.get("enabled", False))  # (where Blender keeps it without get and set)
+
+
+def _set_enabled(settings, value: bool) -> None:
+    """Switched from on to off (Disable, a bake, a script): the response's key and pressure go
+    with it, so the mesh is as it was (left by a script, the key read as the user's own, and
+    Enable refused it). Only from on: Blender sets a property even to the value it has, and a
+    key of that name on a mesh that never responded is the user's."""
+    was = _is_enabled(settings)
+    settings["enabled"] = bool(value)
     obj = settings.id_data
-    if not settings.enabled and obj.data.library is None:  # (a linked mesh's keys are the library's)
+    if was and not value and obj.data.library is None:  # (a linked mesh's keys are the library's)
         mesh_data.remove_shape_key(obj)
         pressure.write(obj, None, False)
 
@@ -104,7 +110,9 @@ class COLLISION_RESPONSE_PG_settings(bpy.types.PropertyGroup):
         name="Enabled",
         description="Respond to the colliders during playback",
         default=False,
-        update=_enabled_changed,
+        get=_is_enabled,
+        set=_set_enabled,
+        update=_changed,
         options=set(),  # not keyframed: a switch (module docstring)
     )
     collider_collection: PointerProperty(

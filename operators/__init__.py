@@ -78,10 +78,7 @@ class OBJECT_OT_collision_response_disable(bpy.types.Operator):
         if not obj.collision_response.enabled:  # a key of that name is the user's: kept
             self.report({"INFO"}, f"'{obj.name}' does not respond: nothing to disable")
             return {"CANCELLED"}
-        obj.collision_response.enabled = False
-        simulation.invalidate(obj)
-        mesh_data.remove_shape_key(obj)
-        pressure.write(obj, None, False)
+        obj.collision_response.enabled = False  # (which removes its key and pressure: properties)
         return {"FINISHED"}
 
 
@@ -238,10 +235,7 @@ class OBJECT_OT_collision_response_bake(BakeOptions, bpy.types.Operator):
         short = keep_volume.warning(simulation.get(self.obj), self.scene)
         if self.pressures and self.obj.data.library is None:  # (a linked mesh takes no attributes)
             pressure.bake(self.obj, self.pressures, self.obj.collision_response.pressure_color)
-        self.obj.collision_response.enabled = False
-        simulation.invalidate(self.obj)
-        mesh_data.remove_shape_key(self.obj)
-        pressure.write(self.obj, None, False)
+        self.obj.collision_response.enabled = False  # (which removes its key and pressure: properties)
         self.scene.frame_set(self.original_frame)
         self.report({"INFO"}, f"Baked frames {self.first}-{self.last} of '{self.obj.name}'{where}")
         if short:

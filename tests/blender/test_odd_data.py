@@ -41,6 +41,7 @@ def test_a_users_own_key_of_our_name_is_never_taken_nor_deleted(scene):
     with pytest.raises(RuntimeError, match="has a shape key of its own named 'Collision Response'"):
         bpy.ops.object.collision_response_enable()
     assert bpy.ops.object.collision_response_disable() == {"CANCELLED"}  # not enabled: kept
+    grid.collision_response.enabled = False  # set off while off (a script): nothing of it is ours
     keys = grid.data.shape_keys.key_blocks
     assert [k.name for k in keys] == ["Basis", "Collision Response"]
     assert keys["Collision Response"].data[0].co.z == 0.25 and keys["Collision Response"].value == 0.5
