@@ -638,12 +638,12 @@ def _place_chunk(
     ids, best, chosen = ids[ok], best[ok], chosen[:, ok]
     np.clip(chosen, 0.0, None, out=chosen)
     chosen /= chosen.sum(axis=0)
-    corners = kept_fine[shared.take(candidates[best], axis=1)]
+    parent_of = kept_fine[shared.take(candidates[best], axis=1)]
     for slot in range(PARENTS):  # row by row: a fancy index of rows and columns is several times slower
-        if slot < len(corners):
-            parents[slot, ids], weights[slot, ids] = corners[slot], chosen[slot]
+        if slot < len(parent_of):
+            parents[slot, ids], weights[slot, ids] = parent_of[slot], chosen[slot]
         else:  # unused slots repeat a parent, with weight 0
-            parents[slot, ids], weights[slot, ids] = corners[0], 0.0
+            parents[slot, ids], weights[slot, ids] = parent_of[0], 0.0
     return ids
 
 
