@@ -59,6 +59,18 @@ def jittered(side: int, seed: int = 0):
     return rest[order], np.argsort(order)[triangles]
 
 
+def surface_on(hierarchy: MeshHierarchy, rest: np.ndarray) -> Surface:
+    """A surface on a general hierarchy with every extension on, as ``benchmark_solver``'s
+    grid: coarse absorption with a bulging level, damping, relaxation, yield, two maps."""
+    levels = len(hierarchy.sizes)
+    settings = LevelSettings.uniform(levels, response_time=0.08, time_to_rest=0.5, yield_limit=0.03)
+    settings.absorption[:] = np.linspace(0.1, 0.4, levels)
+    settings.absorption[2] = -0.2
+    settings.maps["absorption"] = np.linspace(0.5, 1.0, rest.shape[0])
+    settings.maps["time_to_rest"] = np.linspace(1.0, 2.0, rest.shape[0])
+    return Surface(hierarchy, rest, settings)
+
+
 def step_times(surfaces: list[Surface], steps: int) -> list[list[float]]:
     """ms per step of each surface, stepped in turn (one step of each, then the next), so a
     machine that slows down for a while slows them all alike: a list of timings each."""
@@ -116,14 +128,7 @@ def main() -> None:
             grid_surface = surface_with_everything_on(side, bumpy=True)
             rest, triangles = make(side)
             hierarchy = MeshHierarchy.from_triangles(rest, triangles)
-            settings = LevelSettings.uniform(
-                len(hierarchy.sizes), response_time=0.08, time_to_rest=0.5, yield_limit=0.03
-            )
-            settings.absorption[:] = np.linspace(0.1, 0.4, len(hierarchy.sizes))
-            settings.absorption[2] = -0.2
-            settings.maps["absorption"] = np.linspace(0.5, 1.0, side * side)
-            settings.maps["time_to_rest"] = np.linspace(1.0, 2.0, side * side)
-            mesh_surface = Surface(hierarchy, rest, settings)
+            mesh_surface = surface_on(hierarchy, rest)
             grid_ms, mesh_ms = step_times([grid_surface, mesh_surface], args.steps)
             ratios = [mesh / grid for grid, mesh in zip(grid_ms, mesh_ms, strict=True)]  # step by step
             # Medians, not minima: the press moves, and a step it misses is nearly free.

@@ -24,21 +24,10 @@ import numpy as np
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from benchmark_mesh import jittered
+from benchmark_mesh import jittered, surface_on
 from benchmark_solver import press, press_centre
 
-from core import LevelSettings, MeshHierarchy, Surface
-
-
-def surface(hierarchy: MeshHierarchy, rest: np.ndarray) -> Surface:
-    """A surface with every extension on, as ``benchmark_mesh.py`` sets it."""
-    levels = len(hierarchy.sizes)
-    settings = LevelSettings.uniform(levels, response_time=0.08, time_to_rest=0.5, yield_limit=0.03)
-    settings.absorption[:] = np.linspace(0.1, 0.4, levels)
-    settings.absorption[2] = -0.2
-    settings.maps["absorption"] = np.linspace(0.5, 1.0, rest.shape[0])
-    settings.maps["time_to_rest"] = np.linspace(1.0, 2.0, rest.shape[0])
-    return Surface(hierarchy, rest, settings)
+from core import MeshHierarchy, Surface
 
 
 def play(surface: Surface, steps: int) -> float:
@@ -85,8 +74,8 @@ def main() -> None:
         hierarchy = MeshHierarchy.from_triangles(rest, triangles)
         turns, threads = [], []
         for _ in range(args.repeat):  # each way afresh (the same steps), in turn
-            turns.append(in_turn([surface(hierarchy, rest) for _ in range(2)], args.steps))
-            threads.append(in_threads([surface(hierarchy, rest) for _ in range(2)], args.steps))
+            turns.append(in_turn([surface_on(hierarchy, rest) for _ in range(2)], args.steps))
+            threads.append(in_threads([surface_on(hierarchy, rest) for _ in range(2)], args.steps))
         ratios = [a / b for a, b in zip(turns, threads, strict=True)]
         print(
             f"  {side * side:>9,} vertices: in turn {min(turns) * 1e3:7.0f} ms, in threads {min(threads) * 1e3:7.0f} ms"
