@@ -122,7 +122,7 @@ class Overshoot:
     def step(self, dt: float) -> np.ndarray | None:
         """Follow the surface's levels over a frame of ``dt`` seconds (the surface has just
         stepped). Returns what the followers add to the finest level, (n, 3) float64 object
-        space, or None when they add nothing."""
+        space in the mesh's vertex order, or None when they add nothing."""
         surface, method = self.surface, self.surface.settings.prolongation
         rates = self._relaxation_rates(dt) if self.levels else {}
         total: np.ndarray | None = None
@@ -160,7 +160,7 @@ class Overshoot:
             if lag.any():
                 added = (1.0 - self.ratio[j]) * lag
                 total = added if total is None else total + added
-        return None if total is None else np.ascontiguousarray(total.T)
+        return None if total is None else np.ascontiguousarray(surface.in_mesh_order(total).T)
 
     def _relaxing(self, x: np.ndarray, last: np.ndarray, rate: np.ndarray, dt: float):
         """The vertices whose offsets only sprang back over the frame: ``x`` (3, m) is

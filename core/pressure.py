@@ -67,7 +67,8 @@ def spring(x: np.ndarray, settings: PressureSettings) -> np.ndarray:
 
 def elastic_displacement(surface: Surface) -> np.ndarray:
     """Each vertex's elastic offsets of every level, carried to the finest level and added,
-    (3, n) object space: what would spring back if nothing pressed."""
+    (3, n) object space, in the mesh's vertex order: what would spring back if nothing
+    pressed."""
     hierarchy, method = surface.hierarchy, surface.settings.prolongation
     total: np.ndarray | None = None
     for level in range(surface.level_count):
@@ -76,7 +77,7 @@ def elastic_displacement(surface: Surface) -> np.ndarray:
             total = hierarchy.prolong(level, total, method)
         if elastic.any():
             total = elastic.astype(np.float64) if total is None else total + elastic
-    return np.zeros((3, surface.vertex_count)) if total is None else total
+    return np.zeros((3, surface.vertex_count)) if total is None else surface.in_mesh_order(total)
 
 
 def pressure(surface: Surface, settings: PressureSettings, normals: np.ndarray) -> np.ndarray:

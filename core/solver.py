@@ -225,6 +225,11 @@ class Surface:
         lv = self._levels[level]
         return np.ascontiguousarray(lv.elastic.T), np.ascontiguousarray(lv.plastic.T)
 
+    def in_mesh_order(self, finest: np.ndarray) -> np.ndarray:
+        """Values (3, n) of the finest level's vertices, in its order (what prolongating a
+        level's offsets gives), in the mesh's order: a new array."""
+        return finest.copy() if self._rank is None else finest.take(self._rank, axis=1)
+
     def elastic_offsets(self, level: int) -> np.ndarray:
         """The elastic offsets of one level, (3, n_j) object space, as the solver holds them
         (read only: for ``core.pressure`` and ``core.overshoot``, which read them each frame)."""

@@ -67,9 +67,9 @@ def test_a_settled_press_leaves_the_same_sheet_at_24_and_60_fps():
 
 def test_changing_the_scene_frame_rate_restarts_the_response():
     """Played at 24 fps, then the scene set to 60 and played again (the keys stay on their
-    frames): what shows, and what a bake then keeps, is the response at 60 fps, bit for bit
-    what a restart (a setting changed and changed back) plays, not the 24 fps one kept from
-    before (it was: 2.8 cm off in a new user's scene); set back to 24, the 24 fps one again."""
+    frames): what shows is the response at 60 fps, bit for bit what a restart (a setting
+    changed and changed back) plays, not the 24 fps one kept from before (it was: 2.8 cm off
+    in a new user's scene); set back to 24, the 24 fps one again."""
     at24, _depth = settled(24, seed=3)
     scene, grid = bpy.context.scene, bpy.data.objects["Grid"]
 

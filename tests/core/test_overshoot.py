@@ -10,9 +10,9 @@ import numpy as np
 import pytest
 
 from contact_scenes import Ball, Frames
-from core import GridHierarchy, LevelSettings, Surface
+from core import GridHierarchy, LevelSettings, MeshHierarchy, Surface
 from core.overshoot import Overshoot
-from scenes import grid_quads, grid_rest
+from scenes import grid_quads, grid_rest, shuffled_triangulated_grid
 
 LEVEL = 5
 SIDE = 2**LEVEL + 1
@@ -238,3 +238,29 @@ def test_the_followers_come_to_rest_exactly():
     followers add nothing (a frame costs nothing again)."""
     _t, shown = press_and_release(24, 0.3, 0.3, seconds=12.0)
     np.testing.assert_array_equal(shown[-1], grid_rest(LEVEL).astype(np.float32))
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_on_a_mesh_in_any_vertex_order_each_vertex_swings_with_its_own_offsets(seed):
+    """A mesh hierarchy keeps its levels in an order of its own (``vertex_order``, not the
+    mesh's): the swing is added in the mesh's order. A triangulated sheet, its vertices
+    shuffled, all the press on the finest level and that level followed (ratio 0.2): a
+    vertex the ball never reached has no offset to follow and never swings, exactly; every
+    vertex it pressed swings after the release (before, the swing landed on other vertices:
+    the hierarchy's order)."""
+    rest, triangles = shuffled_triangulated_grid(LEVEL, seed)
+    hierarchy = MeshHierarchy(rest, triangles.ravel(), np.full(len(triangles), 3))
+    levels = len(hierarchy.sizes)
+    surface = Surface(hierarchy, rest, LevelSettings.uniform(levels, time_to_rest=0.3))
+    ratios = np.ones(levels)
+    ratios[-1] = 0.2
+    fps = 24.0
+    t = np.arange(72) / fps
+    z = np.where(t < 0.5, 0.45 - 0.2 * t / 0.5, np.where(t < 1.0, 0.25, 0.25 + (t - 1.0)))  # leaves at 1.05 s
+    ball = Ball(np.stack([0 * t, 0 * t, z], axis=1), 0.3)
+    scene = Frames(surface, triangles, [ball], fps=fps, overshoot=Overshoot(surface, np.full(levels, 0.4), ratios))
+    swing = np.array([np.linalg.norm(scene.play(frame) - surface.positions, axis=1) for frame in range(72)])
+    reached = np.linalg.norm(rest[:, :2], axis=1) < np.sqrt(0.3**2 - 0.25**2) + 1e-6  # the deepest footprint
+    assert reached.sum() > 15
+    assert (swing[:, ~reached] == 0).all()
+    assert (swing[t > 1.1][:, reached].max(axis=0) > 1e-3).all()
