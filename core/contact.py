@@ -319,11 +319,10 @@ class Contacts:
             reached = sides.copy()
             near = _near(colliders, colliders.sizes)
             for k in new.nonzero()[0]:
-                out_ahead, out_behind = raw[0][0][k] > 0, raw[1][0][k] > 0
                 reached[k] = _reached_side(
                     sides[k],
-                    out_ahead,
-                    out_behind,
+                    (raw[0][0][k], raw[1][0][k]),
+                    directions[k],
                     points,
                     normals,
                     relative[k],
@@ -899,12 +898,19 @@ def _came_from_behind(points, direction, relative, ahead, ahead_normals, behind,
     return int(behind_face.sum()) > int(in_front.sum())
 
 
-def _reached_side(side: int, out_ahead, out_behind, points, normals, relative, centre, near=None) -> int:
+def _reached_side(side: int, hits, directions, points, normals, relative, centre, near=None) -> int:
     """A new collider's side, judged again from the vertices its rays found inside it
-    (``out_ahead``, ``out_behind`` (m,): a way out along the push for ``side``, or against
-    it); ``side`` where none is. A vertex with one way out only (behind an open collider's
-    face: a plane) votes for it; where none has, or the votes tie, the approach of the
-    vertices inside decides (``approach_side``): a closed collider has a way out both ways."""
+    (``hits``: signed distances (m,) along the push ``directions`` (m, 3) for ``side`` and
+    against it, positive where a ray leaves it); ``side`` where none is. A vertex with one
+    way out only (behind an open collider's face: a plane) votes for it; where none has, or
+    the votes tie, the approach of the vertices inside decides (``approach_side``): a closed
+    collider has a way out both ways, and the middle of that chord through it is where its
+    body is at the vertex. Not its centre: the centre of a collider with two parts (tongs,
+    an arm bent at the elbow) can lie inside the mesh they pinch, and judged from there
+    both parts pressed from inside it and pushed it out through themselves (a ball's sides
+    0.44 m through a pincer's jaws at their first touch)."""
+    ahead, behind = hits
+    out_ahead, out_behind = ahead > 0, behind > 0
     inside = out_ahead | out_behind
     if not inside.any():
         return side
@@ -912,7 +918,9 @@ def _reached_side(side: int, out_ahead, out_behind, points, normals, relative, c
     votes = int(np.where(out_ahead[one_way], side, -side).sum())
     if votes:
         return 1 if votes > 0 else -1
-    return approach_side(points[inside], normals[inside], relative[inside], centre, near)
+    half = (ahead[inside] + behind[inside]) / 2
+    middles = points[inside] + directions[inside] * (ahead[inside] - half)[:, None]
+    return approach_side(points[inside], normals[inside], relative[inside], centre, near, (middles, half))
 
 
 def _near(colliders: Colliders, reach: np.ndarray) -> list[float | None]:
@@ -965,9 +973,33 @@ def _out_of_the_others(
         (np.where(others, again, 0.0), ways, touch | ~others),
     )
     push = push.copy()
+    first = push[rows]
     for k in (again > 0).any(axis=1).nonzero()[0]:
         more = again[k] > 0
         push[rows[more]] += ways[k, more] * again[k, more, None]
+    return _no_room(cast, colliders, points, rows, first, again, push)
+
+
+def _no_room(cast: Cast, colliders: Colliders, points, rows, first, again, push) -> np.ndarray:
+    """The pushes (m, 3) with each vertex of ``rows`` whose way out of another collider
+    (``again`` (k, r)) is longer than the ``first`` push (r, 3) that took it in left
+    between the two: where the two overlap along its push, it stops in the middle of the
+    overlap, inside each by half. The other's way out went through its far side: two balls
+    pinching a cushion from above and below, their tips 1 cm past each other, sent its top
+    vertices out through the bottom ball, 0.47 m."""
+    length = np.sqrt(np.einsum("ij,ij->i", first, first))
+    through = again > length * (1.0 + 1e-6) + 1e-6 * colliders.scales()[:, None]
+    if not through.any():
+        return push
+    back = np.full((through.shape[0], rows.size, 3), np.nan)
+    unit = -first / np.where(length > 0, length, 1.0)[:, None]
+    back[through] = np.broadcast_to(unit, back.shape)[through]
+    signed = cast(points[rows] + first, back)[0]  # each collider's way back out, along the push
+    ks, subs = through.nonzero()
+    found = signed[ks, subs] > 0  # (a way back out: it came in along the push)
+    ks, subs = ks[found], subs[found]
+    overlap = np.minimum(signed[ks, subs], length[subs])
+    push[rows[subs]] = first[subs] * (1.0 - overlap / (2.0 * length[subs]))[:, None]
     return push
 
 
@@ -1017,7 +1049,12 @@ def _winner(length: np.ndarray, touch: np.ndarray, kinds: np.ndarray | None) -> 
 
 
 def approach_side(
-    points: np.ndarray, normals: np.ndarray, relative: np.ndarray, centre: np.ndarray, near: float | None = None
+    points: np.ndarray,
+    normals: np.ndarray,
+    relative: np.ndarray,
+    centre: np.ndarray,
+    near: float | None = None,
+    bodies: tuple[np.ndarray, np.ndarray] | None = None,
 ) -> int:
     """The side a collider presses vertices ``points`` (m, 3) with normals (m, 3) from: the
     side of them its centre was on before this frame's motion (``relative`` (m, 3): its
@@ -1032,7 +1069,14 @@ def approach_side(
     pushes went through it. The 5 nearest all faced it. A ball as wide as her held 90, 22
     facing it: weighed by the square, the many behind outvoted the 10 nearest (all facing
     it). (Not for a wide collider: the vertices nearest a floor box's centre are not where it
-    meets the mesh.)"""
+    meets the mesh.)
+
+    With ``bodies``, where the collider's body is at each vertex (``_reached_side``: the
+    middles (m, 3) of its chords through them, and their half lengths (m,)), each vertex
+    votes for the side its body was on, weighed as above: vertices on opposite sides of the
+    mesh, pinched between two parts of one collider, agree where their means would cancel.
+    Votes within 1e-4 of the chords' lengths are a tie (a ring lying in a sheet, its middle
+    on it: the rays' rounding would choose)."""
     weight = (
         np.ones(len(points))
         if near is None
@@ -1041,6 +1085,10 @@ def approach_side(
     total = float(weight.sum())
     if total <= 0.0:
         weight, total = np.ones(len(points)), float(len(points))
+    if bodies is not None:
+        middles, half = bodies
+        vote = float(weight @ np.einsum("ij,ij->i", middles - relative - points, normals))
+        return -1 if vote < -1e-4 * float(weight @ half) else 1
     before = centre - weight @ (relative + points) / total
     return -1 if float(before @ (weight @ normals)) < 0 else 1
 

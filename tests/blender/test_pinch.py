@@ -1,0 +1,223 @@
+"""A mesh pinched by one collider of two parts: tongs, a pincer, two fingers of one hand, an
+arm bent at the elbow. Such a collider's centre (the middle of its bounds) can lie inside the
+mesh it pinches, so its side is judged where its body is at the vertices it reaches, not from
+its centre (``core.contact._reached_side``): judged from the centre, both parts pressed from
+inside the mesh and pushed it out through themselves (a new user's ball thrown 0.44 m through
+a pincer's jaws at their first touch, 0.67 m through an arm bending to 100 degrees)."""
+
+import math
+
+import bpy
+import numpy as np
+import pytest
+from bent_tube import rigged_tube
+from mathutils import Matrix
+from test_contact_holds import evaluated
+from test_secondary import apply_preset
+from test_structure import select
+from test_together import closed_mesh, depth_inside
+
+from primitives import scene_with_grid
+
+PRESETS = ("Rubber", "Jelly", "Flesh", "Soft Clay", "Stiff Shell", "Belly")
+
+
+@pytest.fixture(autouse=True)
+def installed(addon):
+    yield
+    bpy.ops.wm.read_homefile(use_empty=True)
+
+
+def pincer(rng: np.random.Generator, axis: np.ndarray, open_at: float, closed_at: float, last: int, joined=True):
+    """Two jaws (boxes or balls) facing each other across the origin along ``axis``, their
+    inner sides ``open_at`` from the middle, closed to ``closed_at`` (past each other where
+    negative) by a shape key keyed from 0 to 1 and back: one object (``joined``) or two."""
+    ball = bool(rng.integers(2))
+    closed_by = 1 + int(rng.choice([4, 10, 16]))
+    thick, tall = float(rng.uniform(0.15, 0.3)), float(rng.uniform(0.5, 1.0))
+    jaws = []
+    for sign in (-1, 1):
+        if ball:
+            bpy.ops.mesh.primitive_uv_sphere_add(radius=thick, location=(sign * (open_at + thick), 0, 0))
+        else:
+            bpy.ops.mesh.primitive_cube_add(size=1, location=(sign * (open_at + thick / 2), 0, 0))
+            bpy.context.active_object.scale = (thick, tall, tall)
+        bpy.ops.object.transform_apply(location=True, scale=True)  # (the origin at the middle)
+        jaws.append(bpy.context.active_object)
+    if joined:
+        select(jaws[0], jaws[1:])
+        bpy.ops.object.join()
+        jaws = [bpy.context.active_object]
+    # The jaws along ``axis``: their x turned onto it, and about it at random.
+    z = np.cross(axis, rng.normal(size=3))
+    z /= np.linalg.norm(z)
+    turn = Matrix([[*row, 0.0] for row in np.stack([axis, np.cross(z, axis), z], axis=1)] + [[0.0, 0.0, 0.0, 1.0]])
+    for obj in jaws:
+        obj.matrix_world = turn
+        obj.shape_key_add(name="Basis")
+        closed = obj.shape_key_add(name="Closed", from_mix=False)
+        for point in closed.data:
+            point.co.x -= math.copysign(open_at - closed_at, point.co.x)
+        for frame, value in ((1, 0.0), (closed_by, 1.0), (22, 1.0), (last, 0.0)):
+            closed.value = value
+            closed.keyframe_insert("value", frame=frame)
+    return jaws
+
+
+def pinched(seed: int, closed_share: tuple[float, float], joined: bool, last: int = 30):
+    """A random closed mesh (a UV or ico sphere, a subdivided cube) between ``pincer``'s jaws,
+    along a random axis, off its centre by up to a fifth of its size, closing in 3 to 15
+    frames to a random share of its half width in ``closed_share``, held, opened, with a
+    random preset; enabled against the jaws. Returns the scene, the mesh, the jaws, the mesh's
+    rest positions (it stands at the origin), its size and the preset's name."""
+    rng = np.random.default_rng(seed)
+    scene, grid = scene_with_grid(last)
+    bpy.data.objects.remove(grid)
+    mesh = closed_mesh(str(rng.choice(["uv", "ico", "cube"])), float(rng.uniform(0.3, 0.5)), rng)
+    mesh.name = "Pinched"
+    rest = np.array([v.co for v in mesh.data.vertices])
+    axis = rng.normal(size=3)
+    axis /= np.linalg.norm(axis)
+    half = float(np.abs(rest @ axis).max())  # the mesh's half width along the jaws
+    jaws = pincer(rng, axis, 1.15 * half + 0.03, float(rng.uniform(*closed_share)) * half, last, joined)
+    offset = rng.normal(size=3)
+    offset -= (offset @ axis) * axis
+    offset *= rng.uniform(0.0, 0.2) * half / np.linalg.norm(offset)
+    offset += axis * rng.uniform(-0.1, 0.1) * half
+    for jaw in jaws:
+        jaw.location = tuple(offset)
+    scene.frame_set(1)
+    select(mesh, jaws)
+    assert bpy.ops.object.collision_response_enable() == {"FINISHED"}
+    preset = str(rng.choice(PRESETS))
+    apply_preset(preset)
+    return scene, mesh, jaws, rest, float(np.linalg.norm(np.ptp(rest, axis=0))) / 2, preset
+
+
+def play_pinched(scene, mesh, jaws, rest, last: int = 30):
+    """Every frame: how deep the mesh is in the jaws, how far it moved from rest against how
+    far the jaws have reached into its rest shape so far (with the standoff), and how far its
+    edges stretch. Returns the deepest inside, the reach, the furthest moved, the largest
+    share of the reach so far moved, the largest stretch."""
+    edges = np.array([e.vertices[:] for e in mesh.data.edges])
+    rest_lengths = np.linalg.norm(rest[edges[:, 0]] - rest[edges[:, 1]], axis=1)
+    size = float(np.linalg.norm(np.ptp(rest, axis=0))) / 2
+    inside = reach = moved = share = stretch = 0.0
+    for frame in range(1, last + 1):
+        scene.frame_set(frame)
+        reach = max(reach, *(float(depth_inside(jaw, rest).max()) for jaw in jaws))
+        positions = evaluated(mesh)
+        assert np.isfinite(positions).all()
+        inside = max(inside, *(float(depth_inside(jaw, positions).max()) for jaw in jaws))
+        moved = max(moved, float(np.linalg.norm(positions - rest, axis=1).max()))
+        share = max(share, moved / (reach + mesh.collision_response.standoff + 1e-3 * size))
+        lengths = np.linalg.norm(positions[edges[:, 0]] - positions[edges[:, 1]], axis=1)
+        stretch = max(stretch, float((lengths / rest_lengths).max()))
+    return inside, reach, moved, share, stretch
+
+
+@pytest.mark.parametrize("seed", range(10))
+def test_a_mesh_pinched_by_one_collider_of_two_parts_stays_out_of_both_and_is_not_thrown(seed):
+    """A random closed mesh pinched by one object made of two jaws (``pinched``), closing to
+    40-75 % of its width: every frame no vertex is inside the jaws by more than 1e-3 of the
+    mesh's size, no vertex has moved from rest further than 3.5 times as far as the jaws have
+    reached into its rest shape so far (with the standoff: twice the reach and the bulge of
+    Flesh, Belly), and no edge is stretched past 4 times its length. Measured: at most 3.07
+    times and 3.40 (Belly, bulging: 1.50 and 1.57 with the same jaws as two objects, whose
+    press axes point along the squeeze where the one object's points all round), else up to
+    2.42 (Flesh). Before, the first touch threw vertices 0.35-0.45 m for a reach of 1 mm."""
+    scene, mesh, jaws, rest, size, preset = pinched(seed, (0.4, 0.75), joined=True)
+    inside, reach, moved, share, stretch = play_pinched(scene, mesh, jaws, rest)
+    print(f"{preset}: reach {reach:.3f}, moved {moved:.3f}, {share:.2f} of the reach so far; stretched {stretch:.2f}")
+    assert inside <= 1e-3 * size
+    assert reach > 0.1 * size and share <= 3.5 and stretch <= 4.0
+
+
+def test_a_cushion_pinched_by_two_balls_past_each_other_is_not_thrown_through_either():
+    """A cushion 15 cm thick pinched from above and below by two balls (radius 0.2, two
+    colliders) whose tips end 1 cm past each other: no room, but a vertex the one ball pushes
+    into the other stops in the middle of their overlap (``core.contact._no_room``). Before,
+    its way out of the other went through the other's far side: the top's middle ended 0.39 m
+    under the cushion, 0.47 m moved for a reach of 8.4 cm (edges stretched 5.4 times)."""
+    last = 40
+    scene, grid = scene_with_grid(last)
+    bpy.data.objects.remove(grid)
+    bpy.ops.mesh.primitive_cube_add(size=1.0)
+    cushion = bpy.context.active_object
+    cushion.scale = (1.2, 1.2, 0.15)
+    bpy.ops.object.transform_apply(scale=True)
+    subdivision = cushion.modifiers.new("Subdivision", "SUBSURF")
+    subdivision.subdivision_type, subdivision.levels = "SIMPLE", 4
+    bpy.ops.object.modifier_apply(modifier="Subdivision")
+    balls = []
+    for sign in (1, -1):
+        bpy.ops.mesh.primitive_uv_sphere_add(segments=24, ring_count=12, radius=0.2)
+        ball = bpy.context.active_object
+        for frame, z in ((1, 0.4), (21, 0.19)):  # its tip from 5 cm off the cushion to 1 mm past its middle
+            ball.location.z = sign * z
+            ball.keyframe_insert("location", frame=frame)
+        balls.append(ball)
+    rest = np.array([v.co for v in cushion.data.vertices])
+    scene.frame_set(1)
+    select(cushion, balls)
+    assert bpy.ops.object.collision_response_enable() == {"FINISHED"}
+    inside, reach, moved, share, stretch = play_pinched(scene, cushion, balls, rest, last)
+    print(
+        f"inside {inside:.4f}, reach {reach:.3f}, moved {moved:.3f} ({share:.2f} of the reach); stretched {stretch:.2f}"
+    )
+    assert inside < 0.02 and share <= 1.2 and stretch <= 2.0
+
+
+@pytest.mark.xfail(strict=True, reason="a squeeze with no room left throws vertices (section 'Contact', README)")
+@pytest.mark.parametrize("joined", [False, True])
+@pytest.mark.parametrize("seed", range(3))
+def test_a_mesh_squeezed_with_no_room_left_is_not_thrown(seed, joined):
+    """The same with the jaws closing past each other (by up to 20 % of the mesh's half width:
+    no room is left between them), two colliders or one: the mesh cannot be out of both,
+    but no vertex should be thrown: none moving from rest further than 3.5 times as far as
+    the jaws have reached into its rest shape so far, nor an edge stretched past 4 times.
+    Not so: 0.4-1.15 m moved for reaches of 0.1-0.24 m (2.3-9.5 times), edges 3-13 times
+    (``_no_room`` mends one way of it: a vertex pushed out of one ball into the other left
+    through the other's far side, a cushion pinched by two balls 1 cm past each other, 0.47 m)."""
+    scene, mesh, jaws, rest, _size, preset = pinched(seed, (-0.2, 0.0), joined)
+    inside, reach, moved, share, stretch = play_pinched(scene, mesh, jaws, rest)
+    print(f"{preset}: inside {inside:.3f}, reach {reach:.3f}, moved {moved:.3f}, {share:.2f}; stretched {stretch:.2f}")
+    assert share <= 3.5 and stretch <= 4.0
+
+
+@pytest.mark.parametrize(("degrees", "soft"), [(100, False), (110, False), (100, True), (120, True)])
+def test_a_ball_in_the_crook_of_an_arm_bending_round_it_stays_out_of_the_arm(degrees, soft):
+    """A ball (radius 0.25) beside a rigged tube's upper half (radius 0.3), its lower half
+    bending round it to ``degrees`` (at 120 it reaches past the ball's centre, and only a
+    soft arm leaves room), the tube a plain collider or soft against the ball: every frame no
+    vertex of the ball is inside the tube by more than 1e-3 of its size, and none has moved
+    from rest further than the tube's rig has reached into the ball's rest shape so far (the
+    arm without the response: soft, it gives way too). Before, the bent tube's centre lay
+    inside the ball, and ball vertices were thrown 0.3-0.7 m through the arm."""
+    last = 40
+    scene, grid = scene_with_grid(last)
+    bpy.data.objects.remove(grid)
+    arm, _rig = rigged_tube([(1, 0.0), (30, float(degrees)), (last, float(degrees))], name="Arm")
+    bpy.ops.mesh.primitive_uv_sphere_add(radius=0.25, location=(0, -0.57, -0.5))
+    ball = bpy.context.active_object
+    rest = np.array([v.co for v in ball.data.vertices]) + np.array(ball.location)
+    reach = {}  # by frame, how deep the rig puts the arm into the ball's rest shape
+    for frame in range(1, last + 1):
+        scene.frame_set(frame)
+        reach[frame] = max(reach.get(frame - 1, 0.0), float(depth_inside(arm, rest).max()))
+    scene.frame_set(1)
+    select(ball, [arm])
+    if soft:
+        assert bpy.ops.object.collision_response_soft_pair() == {"FINISHED"}
+    else:
+        assert bpy.ops.object.collision_response_enable() == {"FINISHED"}
+    moved = 0.0
+    for frame in range(1, last + 1):
+        scene.frame_set(frame)
+        positions = evaluated(ball)
+        inside = float(depth_inside(arm, positions).max())
+        assert inside <= 1e-3 * 0.25, f"frame {frame}: {inside:.5f} inside the arm"
+        moved = max(moved, float(np.linalg.norm(positions - rest, axis=1).max()))
+        assert moved <= 1.05 * reach[frame] + 1e-3, f"frame {frame}: moved {moved:.4f}, reached {reach[frame]:.4f}"
+    print(f"reached {reach[last]:.3f}, moved {moved:.3f}")
+    assert moved > 0.1
