@@ -318,6 +318,7 @@ class Contacts:
                 ahead, behind, raw = _cast_both(cast, points, directions, *rules, both_ways=True)
             reached = sides.copy()
             near = _near(colliders, colliders.sizes)
+            hollow = _hollow(cast, colliders, new)
             for k in new.nonzero()[0]:
                 reached[k] = _reached_side(
                     sides[k],
@@ -328,6 +329,7 @@ class Contacts:
                     relative[k],
                     colliders.centres[k],
                     near[k],
+                    hollow[k],
                 )
             if (reached != sides).any():  # a side turned: its rays point the other way now
                 sides, directions = reached, directions_for(reached)
@@ -898,17 +900,20 @@ def _came_from_behind(points, direction, relative, ahead, ahead_normals, behind,
     return int(behind_face.sum()) > int(in_front.sum())
 
 
-def _reached_side(side: int, hits, directions, points, normals, relative, centre, near=None) -> int:
+def _reached_side(side: int, hits, directions, points, normals, relative, centre, near=None, hollow=False) -> int:
     """A new collider's side, judged again from the vertices its rays found inside it
     (``hits``: signed distances (m,) along the push ``directions`` (m, 3) for ``side`` and
     against it, positive where a ray leaves it); ``side`` where none is. A vertex with one
     way out only (behind an open collider's face: a plane) votes for it; where none has, or
-    the votes tie, the approach of the vertices inside decides (``approach_side``): a closed
-    collider has a way out both ways, and the middle of that chord through it is where its
-    body is at the vertex. Not its centre: the centre of a collider with two parts (tongs,
-    an arm bent at the elbow) can lie inside the mesh they pinch, and judged from there
-    both parts pressed from inside it and pushed it out through themselves (a ball's sides
-    0.44 m through a pincer's jaws at their first touch)."""
+    the votes tie, the approach of the vertices inside decides (``approach_side``) from the
+    collider's centre, or, for a ``hollow`` one (its centre outside its body: tongs, an arm
+    bent at the elbow, a ring), from where its body is at each vertex: a closed collider has
+    a way out both ways, and the middle of that chord through it is in its body. The centre
+    of a collider of two parts can lie inside the mesh they pinch, and judged from there both
+    parts pressed from inside it and pushed it out through themselves (a ball's sides 0.44 m
+    through a pincer's jaws at their first touch). Not for a solid one: a box's chords along
+    the normals of a monkey's chin and ear run every way through it, and their middles said
+    it came from inside her."""
     ahead, behind = hits
     out_ahead, out_behind = ahead > 0, behind > 0
     inside = out_ahead | out_behind
@@ -918,9 +923,26 @@ def _reached_side(side: int, hits, directions, points, normals, relative, centre
     votes = int(np.where(out_ahead[one_way], side, -side).sum())
     if votes:
         return 1 if votes > 0 else -1
+    if not hollow:
+        return approach_side(points[inside], normals[inside], relative[inside], centre, near)
     half = (ahead[inside] + behind[inside]) / 2
     middles = points[inside] + directions[inside] * (ahead[inside] - half)[:, None]
     return approach_side(points[inside], normals[inside], relative[inside], centre, near, (middles, half))
+
+
+#: Any direction will do to ask whether a point is inside a closed collider; this one lies
+#: along no axis or diagonal, so it meets no edge of an upright box.
+ASKING = np.array([0.267, 0.535, 0.802]) / np.linalg.norm([0.267, 0.535, 0.802])
+
+
+def _hollow(cast: Cast, colliders: Colliders, which: np.ndarray) -> np.ndarray:
+    """Per collider (k,), whether its centre lies outside its own body (a ray from it leaves
+    no face first), asked of the colliders ``which`` (k,) bool only (False for the others)."""
+    count = len(colliders.names)
+    rays = np.full((count, count, 3), np.nan)
+    rays[which, which] = ASKING
+    signed = cast(colliders.centres, rays)[0]
+    return which & ~(np.diagonal(signed) > 0)
 
 
 def _near(colliders: Colliders, reach: np.ndarray) -> list[float | None]:
