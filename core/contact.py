@@ -1003,10 +1003,10 @@ def _out_of_the_others(
 
 
 def _no_room(cast: Cast, colliders: Colliders, points, rows, first, again, push) -> np.ndarray:
-    """The pushes (m, 3) with each vertex of ``rows`` whose way out of another collider
-    (``again`` (k, r)) is longer than the ``first`` push (r, 3) that took it in left
-    between the two: where the two overlap along its push, it stops in the middle of the
-    overlap, inside each by half. The other's way out went through its far side: two balls
+    """The pushes (m, 3), where a vertex of ``rows`` whose way out of another collider
+    (``again`` (k, r)) is longer than the push that took it in (``first`` (r, 3)) is left
+    between the two: where they overlap along its push, it stops in the middle of the
+    overlap, inside each by half. That way out went through the other's far side: two balls
     pinching a cushion from above and below, their tips 1 cm past each other, sent its top
     vertices out through the bottom ball, 0.47 m."""
     length = np.sqrt(np.einsum("ij,ij->i", first, first))

@@ -227,8 +227,9 @@ class Surface:
 
     def in_mesh_order(self, finest: np.ndarray) -> np.ndarray:
         """Values (3, n) of the finest level's vertices, in its order (what prolongating a
-        level's offsets gives), in the mesh's order: a new array."""
-        return finest.copy() if self._rank is None else finest.take(self._rank, axis=1)
+        level's offsets gives), in the mesh's order (``finest`` itself where they agree: a
+        grid's)."""
+        return finest if self._rank is None else finest.take(self._rank, axis=1)
 
     def elastic_offsets(self, level: int) -> np.ndarray:
         """The elastic offsets of one level, (3, n_j) object space, as the solver holds them
