@@ -1,9 +1,12 @@
-"""A mesh pinched by one collider of two parts: tongs, a pincer, two fingers of one hand, an
-arm bent at the elbow. Such a collider's centre (the middle of its bounds) can lie inside the
-mesh it pinches, so its side is judged where its body is at the vertices it reaches, not from
-its centre (``core.contact._reached_side``): judged from the centre, both parts pressed from
-inside the mesh and pushed it out through themselves (a new user's ball thrown 0.44 m through
-a pincer's jaws at their first touch, 0.67 m through an arm bending to 100 degrees)."""
+"""A mesh pinched by one collider of two parts (tongs, a pincer, two fingers of one hand, an
+arm bent at the elbow), and squeezed between two colliders. A collider whose centre (the
+middle of its bounds) lies outside its own body can have it inside the mesh it pinches, so
+its side is judged where its body is at the vertices it reaches (``core.contact.
+_reached_side``): judged from the centre, both parts pressed from inside the mesh and pushed
+it out through themselves (a new user's ball thrown 0.44 m through a pincer's jaws at their
+first touch, 0.67 m through an arm bending to 100 degrees). A vertex pushed out of one
+collider into another stops between them where the other's way out is longer than the push
+(``core.contact._no_room``); a squeeze with no room left at all still throws vertices."""
 
 import math
 
@@ -66,7 +69,7 @@ def pincer(rng: np.random.Generator, axis: np.ndarray, open_at: float, closed_at
 
 def pinched(seed: int, closed_share: tuple[float, float], joined: bool, last: int = 30):
     """A random closed mesh (a UV or ico sphere, a subdivided cube) between ``pincer``'s jaws,
-    along a random axis, off its centre by up to a fifth of its size, closing in 3 to 15
+    along a random axis, off its centre by up to a fifth of its half width, closing in 3 to 15
     frames to a random share of its half width in ``closed_share``, held, opened, with a
     random preset; enabled against the jaws. Returns the scene, the mesh, the jaws, the mesh's
     rest positions (it stands at the origin), its size and the preset's name."""
