@@ -47,6 +47,8 @@ def warning(simulation, scene) -> list[str]:
     (needed,) = simulation.volume_advice
     said = f"Reach too short: {shortfall.kept:.0%} of the volume lost given back at frame {frame}"
     if needed is None:
+        if not shortfall.pressed:  # (pressing less deep would not change a swing)
+            return [said, "Nothing pressed then: the surface was springing back or swinging past its rest"]
         return [said, "Even a Reach as wide as the object cannot hold it: press less deep"]
     return [said, f"Raise the Reach to about {sizes.length(_rounded_up(needed), scene)}"]
 

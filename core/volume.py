@@ -82,6 +82,7 @@ class Shortfall:
     reach: float  # the reach then
     source: np.ndarray  # (n,) bool, where the volume was taken
     depth: float  # the dent's depth (object units)
+    pressed: bool = True  # whether a collider touched the surface then (else it sprang back or swung)
 
     @property
     def kept(self) -> float:
@@ -308,7 +309,7 @@ class Volume:
             return None
         self.wanted = start
         if ring.size == 0:  # a reach shorter than the mesh's edges: nothing can rise
-            self._record(0.0, source, depth)
+            self._record(0.0, source, depth, bool(contact.any()))
             return None
         weight, normals = weight[ring], self.normals[ring]
         # Each vertex rises at most ``TALLEST`` times the dent where the ring weighs it most,
@@ -335,7 +336,7 @@ class Volume:
             weight[stopped] = 0.0  # held by a collider: the next round gives its share to others
             if not stopped.any():
                 break
-        self._record(start - deficit(shown), source, depth)
+        self._record(start - deficit(shown), source, depth, bool(contact.any()))
         self._made_of = (np.array(positions), contact.copy(), ring, self._measuring())
         return shown
 
@@ -353,13 +354,14 @@ class Volume:
         area = self.area[region]
         return (lambda shown: -float((area * self.height(shown, region)).sum())), None
 
-    def _record(self, given: float, source: np.ndarray, depth: float) -> None:
-        """Keep what a frame gave back, and whether it fell short of the tolerance."""
+    def _record(self, given: float, source: np.ndarray, depth: float, pressed: bool) -> None:
+        """Keep what a frame gave back, and whether it fell short of the tolerance (``pressed``:
+        whether a collider touched the surface then)."""
         self.given = given
         left = abs(self.wanted - given)
         tolerance = CLOSED_TOLERANCE * abs(self.rest_volume) if self.closed else OPEN_TOLERANCE * abs(self.wanted)
         if left > tolerance:
-            self.shortfall = Shortfall(self.wanted, given, self.reach, source.copy(), depth)
+            self.shortfall = Shortfall(self.wanted, given, self.reach, source.copy(), depth, pressed)
 
     def _measuring(self) -> tuple:
         """How distances are measured now (a keyframed Reach or scale changes it)."""

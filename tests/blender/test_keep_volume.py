@@ -196,6 +196,27 @@ def test_a_reach_far_too_small_is_said_in_the_panel_and_the_bake_with_the_reach_
     assert "Reach too short" not in capfd.readouterr().out
 
 
+def test_a_shortfall_after_the_press_does_not_ask_to_press_less_deep(addon):
+    """A 2 m, 49 x 49 sheet pressed 11 cm by a ball (frames 1-20, held to 40, gone by 60),
+    Jelly with Keep Volume (Reach 50 cm): after the release the whole sheet swings below rest
+    and nothing rises to give its volume back; the panel names that frame (58), and says
+    nothing pressed then (before: "press less deep", with the ball gone)."""
+    bpy.ops.mesh.primitive_grid_add(x_subdivisions=48, y_subdivisions=48, size=2)
+    sheet = bpy.context.active_object
+    scene = bpy.context.scene
+    scene.frame_start, scene.frame_end = 1, 70
+    pressing = ball(0.3, (0, 0, 0.31))
+    keyed(pressing, {1: (0, 0, 0.31), 20: (0, 0, 0.2), 40: (0, 0, 0.2), 60: (0, 0, 0.31)})
+    enable(sheet, [pressing])
+    apply_preset("Jelly")
+    sheet.collision_response.volume, sheet.collision_response.volume_reach = True, 0.5
+    for frame in range(1, 71):
+        scene.frame_set(frame)
+    said = volume_warning(addon, sheet)
+    assert len(said) == 2 and int(said[0].rsplit(" ", 1)[1]) > 40  # (the ball rising: off the sheet by 58)
+    assert said[1] == "Nothing pressed then: the surface was springing back or swinging past its rest"
+
+
 def test_an_adequate_reach_says_nothing_in_the_panel(addon):
     """The Volume panel's lines, drawn, for the 30 cm Reach that holds the volume: only what
     it keeps, no warning."""
