@@ -41,6 +41,7 @@ The rules that keep a contact from folding, popping through or running away:
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cache, partial
 
 import numpy as np
 
@@ -318,7 +319,14 @@ class Contacts:
                 ahead, behind, raw = _cast_both(cast, points, directions, *rules, both_ways=True)
             reached = sides.copy()
             near = _near(colliders, colliders.sizes)
-            hollow = _hollow(cast, colliders, new)
+            # Which new colliders' centres lie outside their bodies: one cast, made only when
+            # a side comes to the approach of the vertices inside (``_reached_side``), not at
+            # every frame a collider comes near before it touches.
+            hollow = cache(partial(_hollow, cast, colliders, new))
+
+            def is_hollow(k: int) -> bool:
+                return bool(hollow()[k])
+
             for k in new.nonzero()[0]:
                 reached[k] = _reached_side(
                     sides[k],
@@ -329,7 +337,7 @@ class Contacts:
                     relative[k],
                     colliders.centres[k],
                     near[k],
-                    hollow[k],
+                    partial(is_hollow, k),
                 )
             if (reached != sides).any():  # a side turned: its rays point the other way now
                 sides, directions = reached, directions_for(reached)
@@ -900,13 +908,15 @@ def _came_from_behind(points, direction, relative, ahead, ahead_normals, behind,
     return int(behind_face.sum()) > int(in_front.sum())
 
 
-def _reached_side(side: int, hits, directions, points, normals, relative, centre, near=None, hollow=False) -> int:
+def _reached_side(
+    side: int, hits, directions, points, normals, relative, centre, near=None, hollow: Callable[[], bool] = bool
+) -> int:
     """A new collider's side, judged again from the vertices its rays found inside it
     (``hits``: signed distances (m,) along the push ``directions`` (m, 3) for ``side`` and
     against it, positive where a ray leaves it); ``side`` where none is. A vertex with one
     way out only (behind an open collider's face: a plane) votes for it; where none has, or
     the votes tie, the approach of the vertices inside decides (``approach_side``) from the
-    collider's centre, or, for a ``hollow`` one (its centre outside its body: tongs, an arm
+    collider's centre, or, for a ``hollow()`` one (its centre outside its body: tongs, an arm
     bent at the elbow, a ring), from where its body is at each vertex: a closed collider has
     a way out both ways, and the middle of that chord through it is in its body. The centre
     of a collider of two parts can lie inside the mesh they pinch, and judged from there both
@@ -923,7 +933,7 @@ def _reached_side(side: int, hits, directions, points, normals, relative, centre
     votes = int(np.where(out_ahead[one_way], side, -side).sum())
     if votes:
         return 1 if votes > 0 else -1
-    if not hollow:
+    if not hollow():
         return approach_side(points[inside], normals[inside], relative[inside], centre, near)
     half = (ahead[inside] + behind[inside]) / 2
     middles = points[inside] + directions[inside] * (ahead[inside] - half)[:, None]
