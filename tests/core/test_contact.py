@@ -17,7 +17,16 @@ import pytest
 
 from contact_scenes import Ball, Box, Frames
 from core import GridHierarchy, LevelSettings, Surface, build_hierarchy
-from core.contact import FACETING, HOLD_TOLERANCE, Colliders, Contacts, Resting, approach_side, push_direction
+from core.contact import (
+    FACETING,
+    HOLD_TOLERANCE,
+    Colliders,
+    Contacts,
+    Resting,
+    approach_side,
+    press_axis,
+    push_direction,
+)
 from scenes import grid_quads, grid_rest, shuffled_triangulated_grid, tube, uv_sphere
 
 LEVEL = 6  # 65 x 65, 3.1 cm apart
@@ -272,6 +281,43 @@ def test_a_collider_that_left_keeps_its_axis_for_what_springs_back_into_it():
     found = contacts.push(np.arange(3), inside, leaning, np.zeros((3, 3)), np.zeros((1, 3, 3)), _one(ball))
     pushed = found.push / np.linalg.norm(found.push, axis=1)[:, None]
     np.testing.assert_allclose(pushed, np.tile(-UP, (3, 1)), atol=1e-9)
+
+
+def test_a_collider_squeezing_with_another_keeps_its_axis_from_what_the_other_pushed_to_it():
+    """Two balls pressing one mesh from either side (jaws): when what lies near one's centre is
+    what the other pushed there, facing away from it, its axis does not turn round; it follows
+    the normals near it while they turn less than 25 degrees a frame. Alone, a collider's
+    axis is the normals' mean near it, however far that turned."""
+    below, above = Ball([[0.0, 0.0, -0.25]], 0.3), Ball([[0.0, 0.0, 0.25]], 0.3)
+    two = Colliders(
+        ["below", "above"],
+        np.array([below.centre, above.centre]),
+        np.array([0.3, 0.3]),
+        lambda o, r: tuple(np.stack(parts) for parts in zip(below.cast(o, r[0]), above.cast(o, r[1]), strict=True)),
+    )
+    bottom = np.array([[0.0, 0.0, -0.04], [0.1, 0.0, -0.03], [-0.1, 0.0, -0.03]])  # facing down, at the ball below
+    top = bottom * [1.0, 1.0, -1.0]
+    points, normals = np.vstack([bottom, top]), np.vstack([np.tile(-UP, (3, 1)), np.tile(UP, (3, 1))])
+    contacts = Contacts(6)
+    contacts.aim(two, points, normals)
+    contacts.sides.update(below=1, above=1)  # both pressing
+    np.testing.assert_allclose(contacts.axes["below"], -UP, atol=1e-12)
+    # The top's vertices pushed down past the middle, near the lower ball's centre: facing away from it.
+    squeezed = np.vstack([bottom, top - [0.0, 0.0, 0.3]])
+    contacts.aim(two, squeezed, normals)
+    np.testing.assert_allclose(contacts.axes["below"], -UP, atol=1e-12)
+    # Turning less than 25 degrees a frame, the axis follows the normals.
+    turned = np.vstack([np.tile([np.sin(0.3), 0.0, -np.cos(0.3)], (3, 1)), np.tile(UP, (3, 1))])
+    contacts.aim(two, points, turned)
+    mean = press_axis(points, turned, below.centre, below.radius)
+    assert mean is not None and float(mean @ -UP) > np.cos(np.radians(25.0))
+    np.testing.assert_array_equal(contacts.axes["below"], mean)
+    # Alone, the same squeeze turns it round: the mean of the normals near it.
+    alone = Contacts(6)
+    alone.aim(_one(below), points, normals)
+    alone.sides.update(ball=1)
+    alone.aim(_one(below), squeezed, normals)
+    assert float(alone.axes["ball"] @ -UP) < 0.0
 
 
 def test_friction_tilts_the_push_at_most_45_degrees_and_never_outward():
