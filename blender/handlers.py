@@ -4,7 +4,7 @@ forgets every response; saving leaves the ray-cast helpers out of the file."""
 
 import bpy
 
-from . import curves, guard, posed, properties, simulation
+from . import curves, guard, mesh_data, posed, properties, simulation
 from .collision import colliders as collider_shapes
 from .collision.raycast import remove_all_helpers
 
@@ -58,7 +58,24 @@ def on_load(*_args) -> None:
     for obj in bpy.data.objects:  # settings saved by an older version, in today's meaning
         if obj.type == "MESH":
             properties.upgrade(obj)
+            rest_if_orphaned(obj)
     curves.separate_shared()  # files saved before duplicates got their own curves
+
+
+def rest_if_orphaned(obj) -> None:
+    """A mesh saved while it responded, opened with the response off, showed the key's dent
+    in every frame: set to 0, and said on the console (and the panel)."""
+    if not obj.collision_response.enabled and mesh_data.rest_orphaned_key(obj):
+        print(f"Collision Response: {orphaned_key_message(obj)}")
+
+
+def orphaned_key_message(obj) -> str:
+    """What the console and the panel say of a response key left on a mesh not responding."""
+    why = " (its settings were not kept: a library override keeps none)" if obj.override_library else ""
+    return (
+        f"'{obj.name}' holds the response's key '{mesh_data.SHAPE_KEY}' but does not respond{why}: "
+        "the key is set to 0. Enable takes it back"
+    )
 
 
 @bpy.app.handlers.persistent

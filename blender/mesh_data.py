@@ -14,6 +14,11 @@ from . import guard
 SHAPE_KEY = "Collision Response"
 BAKED_PREFIX = "Collision Response "  # baked keys: "Collision Response 0012"
 
+#: A custom property on the mesh's shape keys (the Key datablock: a single key takes none)
+#: saying that its key named SHAPE_KEY was written by the response, not by the user: a
+#: file reopened with the response off (an override loses its settings) still knows it.
+OWN_MARK = "collision_response_key"
+
 # By the object's session id, as the simulations are: the positions its response key holds.
 _written: dict[int, np.ndarray] = {}
 
@@ -92,6 +97,8 @@ def write_shape_key(obj, positions: np.ndarray) -> None:
         if key is None:
             key = obj.shape_key_add(name=SHAPE_KEY, from_mix=False)
             key.value = 1.0
+        if not mesh.shape_keys.get(OWN_MARK):  # (files from before the mark: marked when written)
+            mesh.shape_keys[OWN_MARK] = True
         # ShapeKey.points: the bulk accessor (the per-point "data" costs 100 x more).
         key.points.foreach_set("co", np.ascontiguousarray(positions, dtype=np.float32).ravel())
         mesh.update()
@@ -102,6 +109,23 @@ def live_key(obj) -> bpy.types.ShapeKey | None:
     """The mesh's key named "Collision Response", if it has one."""
     keys = obj.data.shape_keys
     return None if keys is None else keys.key_blocks.get(SHAPE_KEY)
+
+
+def is_own_live_key(obj) -> bool:
+    """Whether the mesh's key named "Collision Response" is one the response wrote."""
+    return live_key(obj) is not None and bool(obj.data.shape_keys.get(OWN_MARK))
+
+
+def rest_orphaned_key(obj) -> bool:
+    """Set the response's own key to 0 on a mesh that no longer responds (a file saved while it
+    played, reopened with the response off: an override keeps none of the add-on's settings),
+    where it showed the frame it was saved at in every frame. Basis and the other keys are left
+    as they are; Enable takes the key back. Whether it was set."""
+    key = live_key(obj) if obj.data.library is None else None
+    if key is None or not is_own_live_key(obj) or key.value == 0.0:
+        return False
+    key.value = 0.0
+    return True
 
 
 def saved_dent(mesh) -> bool:
@@ -135,6 +159,9 @@ def remove_shape_key(obj) -> None:
         return
     with guard.busy():
         obj.shape_key_remove(key)
+        keys = obj.data.shape_keys
+        if keys is not None and OWN_MARK in keys:
+            del keys[OWN_MARK]
 
 
 # -- baked keys ---------------------------------------------------------------------------------

@@ -69,15 +69,78 @@ def default_path(obj) -> str:
     return f"//{bpy.path.clean_name(obj.name)}.pc2"
 
 
+def unsaved_problem(path: str) -> str | None:
+    """Why ``path`` cannot be written now (None: it can): relative to a .blend never saved, it
+    would land in the working directory, and be lost to the file once saved elsewhere (as
+    Blender's own disk caches, save first)."""
+    if bpy.data.filepath or (os.path.isabs(path) and not path.startswith("//")):
+        return None
+    return (
+        f"Save the .blend first: the point cache goes beside it ('{path}'), "
+        "or give the bake an absolute file path. Nothing was baked"
+    )
+
+
 def modifier(obj):
     """The Mesh Cache modifier a point-cache bake added, or None."""
     found = obj.modifiers.get(MODIFIER)
     return found if found is not None and found.type == "MESH_CACHE" else None
 
 
+#: Modifiers that keep the mesh's vertices and leave their positions alone (normals, UVs,
+#: weights): the cache may go after them.
+KEEPS_VERTICES = frozenset(
+    {
+        "NORMAL_EDIT",
+        "UV_PROJECT",
+        "UV_WARP",
+        "VERTEX_WEIGHT_EDIT",
+        "VERTEX_WEIGHT_MIX",
+        "VERTEX_WEIGHT_PROXIMITY",
+        "WEIGHTED_NORMAL",
+    }
+)
+
+
+def _after_deforming(modifiers) -> int:
+    """The index right after the last deforming modifier of ``modifiers``."""
+    return max((i for i, m in enumerate(modifiers) if m.type in posed.DEFORMING), default=-1) + 1
+
+
+def _linked_count(obj) -> int:
+    """How many of an override's modifiers are the asset's (they come first; 0 for others)."""
+    if obj.override_library is None:
+        return 0
+    return sum(1 for m in obj.modifiers if m.is_override_data)
+
+
+def placement_problem(obj) -> str | None:
+    """Why the cache cannot play on ``obj``, said before anything is baked (None: it can). A
+    library override takes a modifier of its own only after the asset's (Blender's rule: the
+    move raised a traceback and left the cache after a Subdivision Surface, the vertex count
+    mismatched and no dent showed), so an asset's modifier after the last deforming one that
+    makes other vertices would hand the cache a mesh it does not fit."""
+    modifiers = list(obj.modifiers)
+    blocking = [
+        m.name
+        for m in modifiers[_after_deforming(modifiers) : _linked_count(obj)]
+        if (m.show_viewport or m.show_render) and m.type not in KEEPS_VERTICES
+    ]
+    if not blocking:
+        return None
+    names = ", ".join(f"'{name}'" for name in blocking)
+    return (
+        f"'{obj.name}' is a library override whose linked {names} comes after its last deforming modifier, "
+        "and an override's own modifier (the cache) can only go after the linked ones, where the vertices "
+        f"are not the mesh's. Turn {names} off on the override (viewport and render), bake, and add one of "
+        "your own after the cache; or make its mesh local (Object Data properties) and bake to shape keys"
+    )
+
+
 def add_modifier(obj, path: str, first: int) -> bpy.types.Modifier:
     """A Mesh Cache modifier playing ``path`` (PC2, from frame ``first``), right after the
-    last deforming modifier, replacing what comes to it."""
+    last deforming modifier, replacing what comes to it (on an override, after the asset's
+    modifiers too: ``placement_problem`` says when that cannot work)."""
     cache = obj.modifiers.new(MODIFIER, "MESH_CACHE")
     cache.cache_format = "PC2"
     cache.filepath = path
@@ -87,7 +150,7 @@ def add_modifier(obj, path: str, first: int) -> bpy.types.Modifier:
     cache.forward_axis, cache.up_axis = "POS_Y", "POS_Z"  # object space as written: no turn
     cache.interpolation = "NONE"
     modifiers = list(obj.modifiers)
-    after = max((i for i, m in enumerate(modifiers[:-1]) if m.type in posed.DEFORMING), default=-1) + 1
+    after = max(_after_deforming(modifiers[:-1]), _linked_count(obj))
     if after < len(modifiers) - 1:
         with bpy.context.temp_override(object=obj):
             bpy.ops.object.modifier_move_to_index(modifier=cache.name, index=after)
@@ -119,6 +182,9 @@ def attach(obj, path: str) -> str | None:
         return (
             f"{path} is not a point cache of '{obj.name}' ({vertices} vertices, the mesh has {len(obj.data.vertices)})"
         )
+    placement = placement_problem(obj)
+    if placement is not None:
+        return placement
     remove_modifier(obj)
     add_modifier(obj, path, int(start))
     obj.collision_response.enabled = False  # (a response on: its key goes, ``properties``)

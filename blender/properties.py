@@ -36,13 +36,18 @@ def _set_enabled(settings, value: bool) -> None:
     """Switched from on to off (Disable, a bake, a script): the response's key and pressure go
     with it, so the mesh is as it was (left by a script, the key read as the user's own, and
     Enable refused it). Only from on: Blender sets a property even to the value it has, and a
-    key of that name on a mesh that never responded is the user's."""
+    key of that name on a mesh that never responded is the user's, unless the response marked
+    it as its own (``mesh_data.OWN_MARK``): switched on, that one is taken back."""
     was = _is_enabled(settings)
     settings["enabled"] = bool(value)
     obj = settings.id_data
     if was and not value and obj.data.library is None:  # (a linked mesh's keys are the library's)
         mesh_data.remove_shape_key(obj)
         pressure.write(obj, None, False)
+    elif not was and value and obj.data.library is None and mesh_data.is_own_live_key(obj):
+        # Its own key left from before (a file reopened with it off, the key at 0): taken back
+        # afresh, at full value.
+        mesh_data.remove_shape_key(obj)
 
 
 #: The most levels a row of exact values shows (a mesh has one level per halving of its

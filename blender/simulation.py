@@ -163,6 +163,11 @@ class Unusable(Exception):
     """The object cannot respond; the message says why, for the panel and reports."""
 
 
+class SharedMesh(Unusable):
+    """The mesh is another object's too (a linked duplicate, Alt+D): the response, a key of
+    the mesh, would show on both, so neither responds until one is made single user."""
+
+
 class LinkedMesh(Unusable):
     """A library override whose mesh is linked: no live response (its shape keys cannot be
     written), but a bake to a point cache works (see ``point_cache.editable_mesh``)."""
@@ -206,10 +211,10 @@ def check(obj) -> None:
         raise Unusable(f"'{obj.name}' is linked from another file: its shape keys cannot be written")
     sharing = [o.name for o in bpy.data.objects if o.data == mesh and o != obj]
     if sharing:
-        raise Unusable(
-            f"'{obj.name}' shares its mesh '{mesh.name}' with {', '.join(repr(n) for n in sharing)}: the response "
-            "is a shape key of the mesh, so they would all show one dent. Make it single user "
-            "(Object > Relation > Make Single User > Object & Data)"
+        raise SharedMesh(
+            f"'{obj.name}' shares its mesh '{mesh.name}' with {', '.join(repr(n) for n in sharing)} (a linked "
+            "duplicate): the response is a shape key of the mesh, so they would all show one dent, and it does "
+            "not respond. Make it single user (Object > Relation > Make Single User > Object & Data)"
         )
     check_transform(obj)
 
@@ -224,6 +229,21 @@ def check_transform(obj) -> None:
 def colliders(obj) -> list:
     """Every object the surface meets: its interior structure, its container, its colliders."""
     return structure.contact_objects(obj)[0]
+
+
+def present_colliders(obj) -> tuple[list, list[str]]:
+    """The objects of ``colliders`` still in a scene, and a message for each other: deleted
+    (Object > Delete leaves it in the file while a list holds it), it meets nothing, live or
+    baked (a bake counted it and wrote every frame unchanged)."""
+    present, missing = [], []
+    for other in colliders(obj):
+        if other is None:
+            continue
+        if collider_shapes.unlinked(other):
+            missing.append(f"'{other.name}' was deleted: remove it from the list")
+        else:
+            present.append(other)
+    return present, missing
 
 
 def hierarchy(obj):
@@ -334,6 +354,12 @@ def update_object(obj, scene, depsgraph: bpy.types.Depsgraph) -> list[str]:
     with guard.busy():
         try:
             positions = positions_at(obj, scene, scene.frame_current, depsgraph)
+        except SharedMesh as problem:
+            # Its key at rest, not the dent of the frame shown when the mesh came to be shared
+            # (a linked duplicate made there showed that dent in every frame, on both).
+            if mesh_data.is_own_live_key(obj):
+                mesh_data.write_shape_key(obj, mesh_data.rest_positions(obj))
+            return [str(problem)]
         except Unusable as problem:
             return [str(problem)]
         mesh_data.write_shape_key(obj, positions)

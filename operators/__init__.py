@@ -35,7 +35,8 @@ class OBJECT_OT_collision_response_enable(bpy.types.Operator):
         if obj.override_library is not None and any(o not in listed for o in others(context)):
             self.report({"ERROR"}, OVERRIDE_LISTS.format(name=obj.name) + ": select it alone to enable it with them")
             return {"CANCELLED"}
-        if not settings.enabled and mesh_data.live_key(obj) is not None:
+        # A key of that name the response wrote is taken back (``properties``), only the user's is refused.
+        if not settings.enabled and mesh_data.live_key(obj) is not None and not mesh_data.is_own_live_key(obj):
             self.report(
                 {"ERROR"},
                 f"'{obj.name}' has a shape key of its own named '{mesh_data.SHAPE_KEY}': rename it "
@@ -185,12 +186,20 @@ class OBJECT_OT_collision_response_bake(BakeOptions, bpy.types.Operator):
             self.report({"ERROR"}, str(problem))
             return False
         itself = self.obj.collision_response.self_contact  # (it meets itself: something to bake)
-        if not [o for o in simulation.colliders(self.obj) if o is not None] and not itself:
+        present, missing = simulation.present_colliders(self.obj)
+        if not present and not itself:
             count = self.last - self.first + 1
-            self.report({"WARNING"}, f"'{self.obj.name}' has no colliders: the bake would be {count} unchanged frames")
+            gone = f" ({'; '.join(missing)})" if missing else ""
+            self.report(
+                {"WARNING"}, f"'{self.obj.name}' has no colliders{gone}: the bake would be {count} unchanged frames"
+            )
             return False
         if self.to == "POINT_CACHE":
             self.path = self.filepath or point_cache.default_path(self.obj)
+            refused = point_cache.unsaved_problem(self.path) or point_cache.placement_problem(self.obj)
+            if refused is not None:  # said before anything is written or changed
+                self.report({"ERROR"}, refused)
+                return False
             try:
                 frames = self.last - self.first + 1
                 self.cache = point_cache.Writer(

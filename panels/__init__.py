@@ -4,7 +4,7 @@ from typing import cast
 
 import bpy
 
-from ..blender import curves, point_cache, pressure, simulation, sizes, together
+from ..blender import curves, handlers, mesh_data, point_cache, pressure, simulation, sizes, together
 from ..blender import volume as keep_volume
 from ..blender.presets import COLLISION_RESPONSE_MT_presets
 from ..blender.properties import MAX_LEVELS
@@ -64,6 +64,8 @@ class VIEW3D_PT_collision_response(SidebarPanel):
             return
         if not settings.enabled:
             layout.operator("object.collision_response_enable", icon="PLAY")
+            if mesh_data.is_own_live_key(obj):  # (a file saved while it played, reopened without it)
+                layout.label(text=handlers.orphaned_key_message(obj), icon="INFO")
             return
         row = layout.row(align=True)
         row.operator("object.collision_response_bake", icon="REC")
@@ -78,7 +80,7 @@ class VIEW3D_PT_collision_response(SidebarPanel):
             layout.label(text=state.status(), icon="TIME")
             if state.head >= state.start:  # (the budget: Preferences > Add-ons > Collision Response)
                 layout.label(text=state.memory(), icon="MEMORY")
-        if not simulation.colliders(obj) and not settings.self_contact:
+        if not simulation.present_colliders(obj)[0] and not settings.self_contact:
             layout.label(text="No colliders: add some below", icon="ERROR")
 
 

@@ -47,9 +47,9 @@ class Collider:
 
 
 def unlinked(obj) -> bool:
-    """Deleted (X) while a list still holds it: in no collection, kept in the file by the
-    list's pointer alone."""
-    return not obj.users_collection
+    """Deleted (X) while a list still holds it: in no scene (in no collection, or only in
+    collections no scene holds), kept in the file by the list's pointer alone."""
+    return not obj.users_scene
 
 
 def hidden(obj) -> bool:
@@ -84,9 +84,9 @@ def usable_colliders(
         except (AttributeError, ReferenceError):
             messages.append("A collider was deleted: it is ignored")
             continue
-        if name in seen:
+        if obj.name_full in seen:  # (full: an asset's object and its override share a name)
             continue
-        seen.add(name)
+        seen.add(obj.name_full)
         if unlinked(obj):
             messages.append(f"'{name}' was deleted: it is ignored (remove it from the list)")
             continue

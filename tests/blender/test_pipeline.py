@@ -302,15 +302,20 @@ def test_the_farm_command_bakes_a_range_keeps_the_scene_and_says_what_it_does(sc
 # -- library overrides --------------------------------------------------------------------------
 
 
-def character_library(path: Path, saved_at: int | None = None) -> dict[int, np.ndarray]:
+def character_library(
+    path: Path, saved_at: int | None = None, subdivided: bool = False, disabled: bool = False
+) -> dict[int, np.ndarray]:
     """Write a library .blend with a collection "Character": a rigged sheet "Body" (an armature
     sways it), its response enabled against a keyed ball in the same collection. Returns the
     live response as the library itself shows it (the evaluated mesh per frame). ``saved_at``:
     saved live at that frame, its key holding that frame's dent (by default: disabled first,
-    saved without the key, then enabled again)."""
+    saved without the key, then enabled again; ``disabled``: saved disabled, as the README
+    advises). ``subdivided``: a Subdivision Surface (level 1) after the Armature."""
     from benchmark_frame import scene_with
 
     scene, grid, ball = scene_with(16, rigged=True)
+    if subdivided:
+        grid.modifiers.new("Subdivision", "SUBSURF").levels = 1
     scene.frame_set(1)
     grid.name = "Body"
     character = bpy.data.collections.new("Character")
@@ -324,7 +329,7 @@ def character_library(path: Path, saved_at: int | None = None) -> dict[int, np.n
     live = play(scene, grid, range(1, 31), evaluated)
     if saved_at is None:
         bpy.ops.object.collision_response_disable()  # saved without its live key, enabled again
-        grid.collision_response.enabled = True
+        grid.collision_response.enabled = not disabled
     else:
         scene.frame_set(saved_at)
     bpy.ops.wm.save_as_mainfile(filepath=str(path))
