@@ -21,8 +21,8 @@ The rules that keep a contact from folding, popping through or running away:
   curvature) and a vertex whose normal lies across the press (the side of a brow) would be
   pushed sideways, ahead of a sliding collider, which plows it along. Only a vertex facing
   away from the axis (past 90 degrees, the far side of a thin part) turns to its own normal.
-  Friction tilts the push toward the collider's motion along the surface. While another
-  collider presses the mesh too, the axis turns at most 25 degrees a frame (``_squeezed``).
+  Friction tilts the push toward the collider's motion along the surface. Squeezing the
+  mesh with another collider, the axis turns at most 25 degrees a frame (``_squeezed``).
 - **The side comes from the approach, once per collider.** When a collider first reaches
   the mesh, it presses from the side its centre was on before it moved this frame (relative
   to the surface, which may move too), judged against the vertices it has reached (found
@@ -66,6 +66,10 @@ AXIS_BLEND = 0.5
 #: long (the normals agree on a side); shorter, they point all round: no axis.
 AXIS_AGREEMENT = 0.5
 
+#: Two colliders pressing the mesh squeeze what lies between them where their bounding spheres
+#: come this much nearer than they touch (``_squeezing``): two jaws, two hands. (Three balls
+#: pressing a monkey from three sides at 1.5 to 2 times do not: each presses its own part.)
+SQUEEZE_REACH = 1.25
 #: The cosine of the most a wide collider's kept press axis turns in one query (25 degrees).
 KEPT_TURN = float(np.cos(np.radians(25.0)))
 #: A vertex a wide collider holds is sent to where its rest position leaves the collider
@@ -196,9 +200,7 @@ class Contacts:
         wide collider, or one whose nearby normals point all round, keeps the axis its faces
         gave it (``_aim_by_faces``), or has none yet."""
         mesh_size = np.inf if colliders.mesh_size is None else colliders.mesh_size  # unknown: none is wide
-        pressing = {
-            name for k, name in enumerate(colliders.names) if colliders.kind(k) == COLLIDER and name in self.sides
-        }
+        squeezing = _squeezing(colliders, [name in self.sides for name in colliders.names])
         self.reaches.clear()  # a frame's first query: how deep each wide collider reaches, found anew
         for k, (name, centre, size) in enumerate(zip(colliders.names, colliders.centres, colliders.sizes, strict=True)):
             # An interior or a container holds each vertex along its own normal: the normals
@@ -216,7 +218,7 @@ class Contacts:
             offset = points - centre
             within = bool((np.einsum("ij,ij->i", offset, offset) < size * size).any())
             axis = None if held_by_normals else press_axis(points, normals, centre, size)
-            if axis is not None and had is not None and name in pressing and len(pressing) > 1:
+            if axis is not None and had is not None and squeezing[k]:
                 axis = _squeezed(had, axis)
             if axis is None and not within and not held_by_normals:
                 # Nothing within it (it is leaving): what the response carries back into it
@@ -1143,15 +1145,27 @@ def press_axis(points: np.ndarray, normals: np.ndarray, centre: np.ndarray, size
     return axis / length if length > AXIS_AGREEMENT * weight.sum() else None
 
 
+def _squeezing(colliders: Colliders, pressing: list[bool]) -> np.ndarray:
+    """(k,) the colliders ``pressing`` the mesh whose bounds come near another's that presses
+    it too (``SQUEEZE_REACH``): what lies between them is squeezed (``_squeezed``)."""
+    kinds = np.array([colliders.kind(k) for k in range(len(pressing))])
+    pressers = np.array(pressing, dtype=bool) & (kinds == COLLIDER)
+    apart = np.linalg.norm(colliders.centres[:, None] - colliders.centres[None], axis=2)
+    near = apart < SQUEEZE_REACH * (colliders.sizes[:, None] + colliders.sizes[None])
+    np.fill_diagonal(near, False)
+    return pressers & (near & pressers[None]).any(axis=1)
+
+
 def _squeezed(had: np.ndarray, axis: np.ndarray) -> np.ndarray:
-    """The press axis of a collider pressing the mesh while another does too: ``axis`` from
-    the normals near it now, unless it turned more than KEPT_TURN from the axis it ``had``
-    at the last frame; then that one. Between two colliders, what is near one's centre can
-    be what the other pushed there, facing away from it: two jaws closing on a ball past
-    its middle, one jaw's axis turned round in a frame, and both pushed the mesh the same
-    way (a vertex 1.24 m for jaws sweeping 0.4 m into it, ``test_pinch``). Not with one
-    collider alone: one sliding round a small sphere turns its axis faster, and kept it
-    pushed the mesh ahead of it (up to 1.6 times as far)."""
+    """The press axis of a collider squeezing the mesh with another (``_squeezing``): ``axis``
+    from the normals near it now, unless it turned more than KEPT_TURN from the axis it
+    ``had`` at the last frame; then that one. What lies near one's centre can be what the
+    other pushed there, facing away from it: two jaws closing on a ball past its middle, one
+    jaw's axis turned round in a frame, and both pushed the mesh the same way (a vertex
+    1.24 m for jaws sweeping 0.4 m into it, ``test_pinch``). Not otherwise: alone, a ball
+    sliding round a small sphere turns its axis faster, and kept it pushed the mesh ahead
+    of it (up to 1.6 times as far); three balls pressing a monkey from three sides, one
+    ploughed her (0.41 m moved against 0.22)."""
     return axis if float(axis @ had) >= KEPT_TURN else had
 
 

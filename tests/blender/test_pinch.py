@@ -16,13 +16,14 @@ import bpy
 import numpy as np
 import pytest
 from bent_tube import rigged_tube
-from mathutils import Matrix
+from mathutils import Matrix, Vector
+from mathutils.bvhtree import BVHTree
 from test_contact_holds import evaluated
 from test_secondary import apply_preset
 from test_structure import select
 from test_together import closed_mesh, depth_inside
 
-from primitives import scene_with_grid
+from primitives import keyed, responding, scene_with_grid
 
 PRESETS = ("Rubber", "Jelly", "Flesh", "Soft Clay", "Stiff Shell", "Belly")
 
@@ -246,6 +247,46 @@ def test_one_object_squeezing_with_no_room_left_drives_the_mesh_no_further(seed)
     times as far as the jaws swept (edges 13.3 times in the first)."""
     preset, share, stretch, _inside = squeezed(seed, joined=True)
     assert share <= (3.0 if preset in BULGING else 1.25) and stretch <= 10.0
+
+
+def test_three_balls_pressing_a_monkey_each_its_own_part_do_not_squeeze_her():
+    """Three balls (radius 0.2, three objects) press a monkey subdivided twice 15 cm into her
+    from both sides and the back of her head, along lines through her middle, at 60 fps,
+    Rubber, and leave. Their bounds stay apart (``core.contact.SQUEEZE_REACH``): each one's
+    axis follows the normals near it as it would alone, and no vertex moves further than
+    1.25 times the press and the standoff (measured 0.215 m of 0.25, as before the squeeze
+    rule). Held to 25 degrees a frame whenever two colliders pressed her, a ball ploughed
+    her: 0.41 m (a new user's scene; this test failed at frame 11)."""
+    depth, last = 0.15, 55
+    bpy.ops.wm.read_homefile(use_empty=True)
+    scene = bpy.context.scene
+    scene.render.fps, scene.frame_start, scene.frame_end = 60, 1, last
+    monkey = responding("monkey", subdivided=1)
+    rest = np.array([v.co for v in monkey.data.vertices])
+    tree = BVHTree.FromPolygons(rest.tolist(), [p.vertices[:] for p in monkey.data.polygons])
+    balls = []
+    for way in ((1.0, 0.0, 0.0), (-1.0, 0.0, 0.0), (0.0, 1.0, 0.0)):
+        way = np.array(way)
+        surface = float(
+            np.array(tree.ray_cast(Vector(way * 3.0), Vector(-way))[0]) @ way
+        )  # the line through her middle
+        bpy.ops.mesh.primitive_uv_sphere_add(segments=24, ring_count=12, radius=0.2)
+        ball = bpy.context.active_object
+        away, pressed = tuple(way * (surface + 0.28)), tuple(way * (surface + 0.2 - depth))
+        keyed(ball, {1: away, 16: pressed, last - 15: pressed, last - 3: away})
+        balls.append(ball)
+    scene.frame_set(1)
+    select(monkey, balls)
+    assert bpy.ops.object.collision_response_enable() == {"FINISHED"}
+    apply_preset("Rubber")
+    allowed = 1.25 * (depth + monkey.collision_response.standoff)
+    moved = 0.0
+    for frame in range(1, last + 1):
+        scene.frame_set(frame)
+        moved = max(moved, float(np.linalg.norm(evaluated(monkey) - rest, axis=1).max()))
+        assert moved <= allowed, f"frame {frame}: moved {moved:.3f} (allowed {allowed:.3f})"
+    print(f"moved {moved:.3f} of {allowed:.3f} allowed")
+    assert moved > 0.5 * depth
 
 
 @pytest.mark.parametrize(("degrees", "soft"), [(100, False), (110, False), (100, True), (120, True)])
