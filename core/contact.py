@@ -70,6 +70,7 @@ AXIS_AGREEMENT = 0.5
 #: come this much nearer than they touch (``_squeezing``): two jaws, two hands. (Three balls
 #: pressing a monkey from three sides at 1.5 to 2 times do not: each presses its own part.)
 SQUEEZE_REACH = 1.25
+
 #: The cosine of the most a wide collider's kept press axis turns in one query (25 degrees).
 KEPT_TURN = float(np.cos(np.radians(25.0)))
 #: A vertex a wide collider holds is sent to where its rest position leaves the collider

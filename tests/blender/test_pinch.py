@@ -267,9 +267,8 @@ def test_three_balls_pressing_a_monkey_each_its_own_part_do_not_squeeze_her():
     balls = []
     for way in ((1.0, 0.0, 0.0), (-1.0, 0.0, 0.0), (0.0, 1.0, 0.0)):
         way = np.array(way)
-        surface = float(
-            np.array(tree.ray_cast(Vector(way * 3.0), Vector(-way))[0]) @ way
-        )  # the line through her middle
+        hit = tree.ray_cast(Vector(way * 3.0), Vector(-way))[0]  # where the line through her middle leaves her
+        surface = float(np.array(hit) @ way)
         bpy.ops.mesh.primitive_uv_sphere_add(segments=24, ring_count=12, radius=0.2)
         ball = bpy.context.active_object
         away, pressed = tuple(way * (surface + 0.28)), tuple(way * (surface + 0.2 - depth))
