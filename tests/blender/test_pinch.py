@@ -100,18 +100,23 @@ def pinched(seed: int, closed_share: tuple[float, float], joined: bool, last: in
     return scene, mesh, jaws, rest, float(np.linalg.norm(np.ptp(rest, axis=0))) / 2, preset
 
 
-def play_pinched(scene, mesh, jaws, rest, last: int = 30):
+def deepest_in(jaws, rest: np.ndarray) -> float:
+    """How deep the jaws are in the mesh's rest shape."""
+    return max(float(depth_inside(jaw, rest).max()) for jaw in jaws)
+
+
+def play_pinched(scene, mesh, jaws, rest, last: int = 30, reached=deepest_in):
     """Every frame: how deep the mesh is in the jaws, how far it moved from rest against how
-    far the jaws have reached into its rest shape so far (with the standoff), and how far its
-    edges stretch. Returns the deepest inside, the reach, the furthest moved, the largest
-    share of the reach so far moved, the largest stretch."""
+    far the jaws have ``reached`` into its rest shape so far (``deepest_in`` by default; with
+    the standoff), and how far its edges stretch. Returns the deepest inside, the reach, the
+    furthest moved, the largest share of the reach so far moved, the largest stretch."""
     edges = np.array([e.vertices[:] for e in mesh.data.edges])
     rest_lengths = np.linalg.norm(rest[edges[:, 0]] - rest[edges[:, 1]], axis=1)
     size = float(np.linalg.norm(np.ptp(rest, axis=0))) / 2
     inside = reach = moved = share = stretch = 0.0
     for frame in range(1, last + 1):
         scene.frame_set(frame)
-        reach = max(reach, *(float(depth_inside(jaw, rest).max()) for jaw in jaws))
+        reach = max(reach, reached(jaws, rest))
         positions = evaluated(mesh)
         assert np.isfinite(positions).all()
         inside = max(inside, *(float(depth_inside(jaw, positions).max()) for jaw in jaws))
@@ -201,24 +206,11 @@ def sweep(jaws, rest: np.ndarray) -> float:
 
 def squeezed(seed: int, joined: bool):
     """``pinched`` with the jaws closing past each other, by up to a fifth of the mesh's half
-    width: no room is left between them. Every frame, the furthest any vertex has moved
-    from rest as a share of how far the jaws have swept into it so far (``sweep``, with the
-    standoff), and the largest stretch of an edge. Returns the preset, both and the deepest
-    inside."""
-    scene, mesh, jaws, rest, size, preset = pinched(seed, (-0.2, 0.0), joined)
-    edges = np.array([e.vertices[:] for e in mesh.data.edges])
-    rest_lengths = np.linalg.norm(rest[edges[:, 0]] - rest[edges[:, 1]], axis=1)
-    swept = moved = share = stretch = inside = 0.0
-    for frame in range(1, 31):
-        scene.frame_set(frame)
-        swept = max(swept, sweep(jaws, rest))
-        positions = evaluated(mesh)
-        assert np.isfinite(positions).all()
-        moved = max(moved, float(np.linalg.norm(positions - rest, axis=1).max()))
-        share = max(share, moved / (swept + mesh.collision_response.standoff + 1e-3 * size))
-        lengths = np.linalg.norm(positions[edges[:, 0]] - positions[edges[:, 1]], axis=1)
-        stretch = max(stretch, float((lengths / rest_lengths).max()))
-        inside = max(inside, *(float(depth_inside(jaw, positions).max()) for jaw in jaws))
+    width: no room is left between them, played (``play_pinched``) against how far the jaws
+    have swept into it (``sweep``). Returns the preset, the largest share of the sweep moved,
+    the largest stretch and the deepest inside."""
+    scene, mesh, jaws, rest, _size, preset = pinched(seed, (-0.2, 0.0), joined)
+    inside, swept, moved, share, stretch = play_pinched(scene, mesh, jaws, rest, reached=sweep)
     print(f"{preset}: swept {swept:.3f}, moved {moved:.3f} ({share:.2f}); stretched {stretch:.2f}; inside {inside:.3f}")
     return preset, share, stretch, inside
 
