@@ -27,7 +27,7 @@ import numpy as np
 from ..core import HierarchyCache, Surface, VertexNormals, budget
 from ..core.checkpoints import State, States
 from ..core.folds import FoldGuard
-from ..core.frame import advance, shown
+from ..core.frame import Found, advance, shown
 from ..core.grid import GridHierarchy
 from ..core.mesh import MeshHierarchy
 from ..core.overshoot import Overshoot
@@ -678,7 +678,7 @@ def finder(obj, simulation: Simulation, scene, depsgraph, weigh=None, held: pose
         rest = simulation.rest
         if not on_posed:
             contact = ask(positions, simulation.normals, among, lambda index: positions[index] - rest[index], within)
-            return contact.displacement, contact.touching
+            return Found(contact.displacement, contact.touching, contact.away)
         if among is None:  # the state the key holds already, when it does: no write
             # (With overshoot or volume the key shows more than the solver's state: written again.)
             last = simulation.last
@@ -691,7 +691,7 @@ def finder(obj, simulation: Simulation, scene, depsgraph, weigh=None, held: pose
             within = stretch * within
             among = simulation.query.near_within(among, within)
             if among.size == 0:
-                return np.zeros((count, 3), dtype=np.float32), np.zeros(count, dtype=bool)
+                return Found(np.zeros((count, 3), dtype=np.float32), np.zeros(count, dtype=bool))
             elif affine:  # each move carried through its vertex's matrix is its posed move, exactly
                 asked, seen = first[0]
                 seen = seen.copy()
@@ -709,7 +709,12 @@ def finder(obj, simulation: Simulation, scene, depsgraph, weigh=None, held: pose
         pushed = np.flatnonzero(nonzero_rows(contact.displacement))
         displacement = contact.displacement.copy()
         displacement[pushed] = deformation.to_rest(contact.displacement[pushed], pushed)
-        return displacement, contact.touching
+        resting = np.flatnonzero(contact.touching)
+        away = np.zeros_like(contact.away)
+        if resting.size:  # (its way out as a direction in rest space)
+            carried = deformation.to_rest(contact.away[resting], resting)
+            away[resting] = carried / np.maximum(np.linalg.norm(carried, axis=1, keepdims=True), 1e-30)
+        return Found(displacement, contact.touching, away)
 
     with posed.Deformation(obj, depsgraph, scene) if held is None else nullcontext(held) as deformation:
         yield find
@@ -745,8 +750,7 @@ def kept_out_of_itself(
         reach = float(
             np.sqrt(np.einsum("ij,ij->i", kept[moving] - positions[moving], kept[moving] - positions[moving]).max())
         )
-        out, _touching = find(kept, moving, reach * (1.0 + 1e-5), shown=True)
-        kept += out
+        kept += find(kept, moving, reach * (1.0 + 1e-5), shown=True).push
     return kept
 
 

@@ -151,6 +151,8 @@ class Pushes:
     inward: np.ndarray  # (t, 3) the unit direction each touching vertex is pushed along
     source: np.ndarray | None = None  # (m,) the collider pushing each vertex (index), -1: none
     rests_on: np.ndarray | None = None  # (t,) the collider whose face each touching vertex rests on
+    #: (t, 3) each touching vertex's unit way out of what it rests on (``_ways_out``)
+    away: np.ndarray | None = None
 
 
 class Contacts:
@@ -410,8 +412,22 @@ class Contacts:
         *planes, rests_on = nearest_faces(
             points[rests], directions[:, rests], *([h[:, rests] for h in hits] for hits in (ahead, behind))
         )
-        inward = directions[which[rests], rests]
-        return Pushes(push, touching, (planes[0], planes[1]), inward, np.where(pushed, longest, -1), rests_on)
+        # The way out of what each rests on: the collider of the nearest face its rays met
+        # where it touches that one, else the nearest it touches (``which`` can name one it
+        # does not touch, whose direction there is not set).
+        on = np.argmin(np.where(touch[:, rests], gap_order[:, rests], np.inf), axis=0)
+        on = np.where(touch[on, rests], on, np.argmax(touch[:, rests], axis=0))
+        on = np.where(touch[rests_on, rests], rests_on, on)
+        inward = directions[on, rests]
+        return Pushes(
+            push,
+            touching,
+            (planes[0], planes[1]),
+            inward,
+            np.where(pushed, longest, -1),
+            rests_on,
+            _ways_out(colliders, planes[1], rests_on, inward, touch[:, rests].sum(axis=0) > 1),
+        )
 
     def _enclosing(self, colliders: Colliders, new, length, relative) -> None:
         """Note each closed collider the mesh starts in: wide (more than twice its size),
@@ -1362,6 +1378,7 @@ class Resting:
         self.rests = np.zeros(count, dtype=bool)
         self.on = np.full(count, -1, dtype=np.int16)
         self.origin, self.point, self.normal, self.inward = (np.zeros((count, 3)) for _ in range(4))
+        self.away = np.zeros((count, 3))  # the way out of the collider (``Pushes.away``)
 
     def still(self, index, points, standoff: float, tolerance: float) -> np.ndarray:
         """Which vertices ``index``, now at ``points``, still rest: moved less than half the
@@ -1391,6 +1408,7 @@ class Resting:
         self.rests[resting] = True
         self.origin[resting] = points[found.touching][met]
         self.point[resting], self.normal[resting], self.inward[resting] = point[met], normal[met], found.inward[met]
+        self.away[resting] = found.inward[met] if found.away is None else found.away[met]
         self.on[resting] = -1 if found.rests_on is None else found.rests_on[met]
 
     def restart(self, state: tuple) -> None:
@@ -1419,6 +1437,25 @@ class Resting:
 
     def forget(self, which) -> None:
         self.rests[which] = False
+
+
+def _ways_out(colliders: Colliders, normals, faces_of, inward, between) -> np.ndarray:
+    """The unit ways out of their colliders of resting vertices (t, 3), what the solver's
+    contact holds against (``core.frame.Found.away``): the normal of the face each rests on
+    (``normals``, of colliders ``faces_of``; nan where none was met), which points out of
+    the collider's solid (an open collider's as the mesh sees it: ``_oriented``), into a
+    container; else the way it is pushed (``inward``). Not the push itself: blended with the
+    vertex's own normal and the collider's axis, the pushes of a mesh resting on a tilted
+    floor fan out 40 degrees round the floor's normal. 0 (not known: held both ways) for a
+    vertex ``between`` colliders, touching more than one, and on an interior or a container,
+    which hold the surface where it is (a skin a ball pressed onto a bone, let go of the
+    bone, went up into the ball, which pushed it into the bone)."""
+    met = np.isfinite(normals).all(axis=1)
+    ways = np.where(met[:, None], normals, inward)
+    if colliders.kinds is not None:
+        between = between | (colliders.kinds[faces_of] != COLLIDER)
+    ways[between] = 0.0
+    return ways
 
 
 def _way_back(relative: np.ndarray) -> np.ndarray:

@@ -17,7 +17,7 @@ of the colliders the same way, on the shown positions only.
 from collections.abc import Iterator
 from contextlib import contextmanager
 from copy import copy
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 import numpy as np
 
@@ -36,10 +36,20 @@ CALMING_ROUNDS = 4
 CARRYING_ROUNDS = 3
 
 
+class Found(NamedTuple):
+    """What a ``Find`` found, in the solver's space."""
+
+    push: np.ndarray  # (n, 3): out of the colliders
+    touching: np.ndarray  # (n,) bool: resting on one
+    #: (n, 3): the unit way each touching vertex's collider would push it out, 0 elsewhere
+    #: (``Surface.step``'s ``away``); None: not known (a resting vertex is held both ways).
+    away: np.ndarray | None = None
+
+
 class Find(Protocol):
-    """``find(positions (n, 3), among, within, shown=False)``: the pushes (n, 3) out of the
-    colliders and the touching flags (n,) of the vertices ``among`` (indices; every vertex
-    when None), in the solver's space. ``within``: how far any vertex of ``among`` moved
+    """``find(positions (n, 3), among, within, shown=False)``: the pushes out of the colliders
+    of the vertices ``among`` (indices; every vertex when None) and those resting on one
+    (``Found``). ``within``: how far any vertex of ``among`` moved
     since the frame's first ``find`` (its broad phase may test only those that were that
     near a collider then). ``shown``: the positions are shown ones (a swing, the volume
     given back), not the solver's: the query must leave its contact memory as it was
@@ -49,7 +59,7 @@ class Find(Protocol):
 
     def __call__(
         self, positions: np.ndarray, among: np.ndarray | None, within: float, shown: bool = False
-    ) -> tuple[np.ndarray, np.ndarray]: ...
+    ) -> Found: ...
 
 
 @contextmanager
@@ -92,9 +102,9 @@ def advance(
     drag the surface along, so that the step can fold faces anywhere it moved them; without,
     ``guard`` looks only where the colliders push or hold the surface."""
     before = surface.positions
-    push, touching = find(before, None, np.inf)
+    push, touching, away = find(before, None, np.inf)
     contact = None if volume is None else nonzero_rows(push) | touching  # (before _mend changes push)
-    stepped = surface.step(push, dt, touching)
+    stepped = surface.step(push, dt, touching, away)
     if stepped:
         holding = nonzero_rows(push) | touching if contact is None else contact  # (the same: step leaves push)
         again, held = _mend(surface, find, guard, before, push, structure, holding, friction)
@@ -130,8 +140,7 @@ def _give_back_volume(
     base = surface.positions if base is None else base
 
     def push_out(positions: np.ndarray, among: np.ndarray) -> np.ndarray:
-        out, _touching = find(positions, among, _furthest_among(positions, before, among), shown=True)
-        return out
+        return find(positions, among, _furthest_among(positions, before, among), shown=True).push
 
     volume.shown = volume.give_back(base, contact, push_out)
     if volume.reused:  # a held press: the same positions as the last frame's
@@ -175,7 +184,7 @@ def _mend(
     if structure:
         pushed[:] = False
     moved &= ~pushed
-    again, touching = find(after, moved.nonzero()[0], _furthest(after - before, pushed))
+    again, touching, _away = find(after, moved.nonzero()[0], _furthest(after - before, pushed))
     if again.any():
         surface.correct(again)
     if guard is not None and near is not None:
@@ -192,7 +201,7 @@ def _carry_along(surface, find: Find, guard: FoldGuard, near, held, before, agai
         if carry is None or not surface.correct(carry):
             return
         carried = nonzero_rows(carry).nonzero()[0]
-        out, also = find(surface.positions, carried, _furthest_among(surface.positions, before, carried))
+        out, also, _away = find(surface.positions, carried, _furthest_among(surface.positions, before, carried))
         touching |= also
         # (In the carried rows alone: a fold's few hundred of a mesh's hundred thousand.)
         pushed, moved = out[carried], carry[carried]
@@ -226,8 +235,7 @@ def _show_overshoot(surface: Surface, overshoot: Overshoot, find: Find, dt: floa
     ringing = nonzero_rows(added)
     shown[ringing] += added[ringing]  # (float32, as the solver's positions)
     swinging = ringing.nonzero()[0]
-    out, _touching = find(shown, swinging, _furthest_among(shown, before, swinging), shown=True)
-    shown += out
+    shown += find(shown, swinging, _furthest_among(shown, before, swinging), shown=True).push
     if overshoot.guard is not None:
         shown = _calmed(overshoot.guard, base, shown, swinging, find, before)
     overshoot.shown = shown
@@ -248,7 +256,7 @@ def _calmed(guard: FoldGuard, base, shown, swinging, find: Find, before) -> np.n
         if calmed is None:
             return shown
         scaled = rows_differ(calmed, shown).nonzero()[0]
-        out, _touching = find(calmed, scaled, _furthest_among(calmed, before, scaled), shown=True)
+        out = find(calmed, scaled, _furthest_among(calmed, before, scaled), shown=True).push
         if not pushes_left:
             inside = nonzero_rows(out)
             calmed[inside] = base[inside]

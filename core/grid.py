@@ -240,6 +240,17 @@ class GridHierarchy:
             coarse |= padded[1 + a :: 2, 1 + b :: 2][:coarse_side, :coarse_side]
         return coarse.ravel()
 
+    def restrict_max(self, level: int, fine: np.ndarray) -> np.ndarray:
+        """Fields (c, n) of ``level`` to ``level - 1``: each parent's the largest of its 3 x 3
+        children's, the type's least where none."""
+        side, coarse_side, least = grid_side(level), grid_side(level - 1), np.iinfo(fine.dtype).min
+        padded = np.full((fine.shape[0], side + 2, side + 2), least, dtype=fine.dtype)
+        padded[:, 1:-1, 1:-1] = fine.reshape(-1, side, side)
+        coarse = np.full((fine.shape[0], coarse_side, coarse_side), least, dtype=fine.dtype)
+        for a, b in _OFFSETS:
+            np.maximum(coarse, padded[:, 1 + a :: 2, 1 + b :: 2][:, :coarse_side, :coarse_side], out=coarse)
+        return coarse.reshape(fine.shape[0], -1)
+
     def prolong(self, level: int, coarse: np.ndarray, method: Prolongation, patch: bool = False) -> np.ndarray:
         """Positions of ``level - 1`` (3, n_{j-1}) carried up to ``level``.
 

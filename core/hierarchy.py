@@ -38,6 +38,12 @@ class Hierarchy(Protocol):
         (max restriction of a 0/1 field, without the vector arithmetic)."""
         ...
 
+    def restrict_max(self, level: int, fine: np.ndarray) -> np.ndarray:
+        """Integer fields (c, n_j) of ``level`` to ``level - 1``: each parent's values the
+        largest of its children's (as ``restrict_mask`` marks them), the type's least where
+        it has none (the least marks a vertex of ``level`` as none too)."""
+        ...
+
     def prolong(self, level: int, coarse: np.ndarray, method: Prolongation, patch: bool = False) -> np.ndarray:
         """Positions of ``level - 1`` interpolated to ``level``. ``patch`` says the field is
         zero outside a small patch, which a hierarchy may use to skip work."""

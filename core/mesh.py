@@ -240,6 +240,17 @@ class MeshHierarchy:
         coarse[transfer.child_group[_entries_of(transfer, fine.nonzero()[0])]] = True
         return coarse
 
+    def restrict_max(self, level: int, fine: np.ndarray) -> np.ndarray:
+        """Fields (c, n) of ``level`` to ``level - 1``: each coarse vertex's the largest of its
+        children's, the type's least where none."""
+        transfer, least = self._transfers[level - 1], np.iinfo(fine.dtype).min
+        coarse = np.full((fine.shape[0], self.sizes[level - 1]), least, dtype=fine.dtype)
+        entries = _entries_of(transfer, (fine != least).any(axis=0).nonzero()[0])
+        parents, children = transfer.child_group[entries], transfer.child_fine[entries]
+        for row in range(fine.shape[0]):
+            np.maximum.at(coarse[row], parents, fine[row, children])
+        return coarse
+
     def prolong_with_frames(
         self, level: int, coarse: np.ndarray, method: Prolongation, rows: np.ndarray | None = None
     ) -> tuple[np.ndarray, TangentFrames]:

@@ -251,7 +251,9 @@ class Surface:
 
     # -- stepping -----------------------------------------------------------------------------
 
-    def step(self, displacement: np.ndarray, dt: float, touching: np.ndarray | None = None) -> bool:
+    def step(
+        self, displacement: np.ndarray, dt: float, touching: np.ndarray | None = None, away: np.ndarray | None = None
+    ) -> bool:
         """Advance by ``dt`` seconds with the displacement vectors of the finest level.
 
         Parameters
@@ -267,6 +269,10 @@ class Surface:
             but they absorb nothing. Without it, a vertex placed exactly on the collider
             relaxes into it and is pushed out again on alternate steps (a flicker whose
             size depends on the frame rate).
+        away : (n, 3) float, optional
+            For each touching vertex, the unit way its collider would push it out (0 where
+            not known): its contact then holds only against that way (``_held``); without
+            it, a resting vertex keeps every offset above it from relaxing, both ways.
 
         With ``settings.substeps`` > 1 the step is split: each sub-step of ``dt / substeps``
         applies its share of what is still left between each contact vertex and its goal
@@ -286,17 +292,18 @@ class Surface:
                 raise ValueError(f"touching must be ({self.vertex_count},), got {touching.shape}")
             resting = touching if self._order is None else touching[self._order]
         self.settings.check(self.level_count, self.vertex_count)
-        if self._idle(d, resting, dt):
+        touch = self._resting_ways(resting, away)
+        if self._idle(d, touch, dt):
             return False
         count = self.settings.substeps
         if count == 1:
-            self._place(d, update=True, dt=dt, resting=resting)
+            self._place(d, update=True, dt=dt, touch=touch)
             return True
         goal = self._levels[-1].solution + d
         contact = dot(d, d) > TINY**2
         for i in range(count):
             left = np.where(contact, goal - self._levels[-1].solution, 0.0)
-            self._place(left / (count - i), update=True, dt=dt / count, resting=resting)
+            self._place(left / (count - i), update=True, dt=dt / count, touch=touch)
         return True
 
     def correct(self, displacement: np.ndarray) -> bool:
@@ -327,7 +334,7 @@ class Surface:
             d = np.nan_to_num(d, nan=0.0, posinf=0.0, neginf=0.0)
         return d
 
-    def _idle(self, d: np.ndarray, resting: np.ndarray | None, dt: float) -> bool:
+    def _idle(self, d: np.ndarray, touch: list[np.ndarray] | None, dt: float) -> bool:
         """A step that would change nothing: no push, and no elastic offset left to relax
         (each is 0, kept by a vertex resting on a collider, or on a level that never
         recovers), nor a new prolongation method to rebuild for. The shape stays bit for bit,
@@ -337,39 +344,69 @@ class Surface:
             return False
         if any(lv.pending.any() for lv in self._levels):  # damping still lets a share through
             return False
-        touch = self._touch_masks(resting)
         coefficients = self._per_step(dt)
         for j, lv in enumerate(self._levels):
             relaxing = lv.elastic.any(axis=0) & (coefficients[j].relaxation != 0)
             if touch is not None:
-                relaxing &= ~touch[j]
+                relaxing &= ~self._held(j, touch[j])
             if relaxing.any():
                 return False
         return True
 
-    def _touch_masks(self, resting: np.ndarray | None) -> list[np.ndarray] | None:
-        """``resting`` (n,) restricted to every level, coarse to fine: a parent rests when a
-        child does."""
+    def _resting_ways(self, resting: np.ndarray | None, away: np.ndarray | None) -> list[np.ndarray] | None:
+        """The vertices ``resting`` (n,) (the finest level's order) and their ways out of
+        their colliders (``away`` (n, 3), the mesh's order), restricted to every level, coarse
+        to fine: for each vertex, the box (6, n_j) int8 that holds every resting descendant's
+        way out (``AWAY_SCALE`` times the largest of each component, then of its negative,
+        rounded up), ``NOT_RESTING`` where none rests. The whole cube (held both ways) for a
+        vertex the collider presses, whose rest lies behind the face it rests on (a held
+        press: its dent stays as it is, bulge and all), or whose way is not known (0, or no
+        ``away``); a vertex pushed onto a collider from a rest in front of it (the floor
+        under a crushed mesh) holds only against its way out."""
         if resting is None or not resting.any():
             return None
-        touch = [resting]
+        at = resting.nonzero()[0]
+        ways = np.zeros((at.size, 3)) if away is None else away[at if self._order is None else self._order[at]]
+        box = np.ceil(AWAY_SCALE * np.concatenate([ways.T, -ways.T]) - 1e-3)
+        finest = self._levels[-1]
+        behind = dot(_gather(finest.rest, at) - _gather(finest.solution, at), ways.T) < -PRESSED * self._negligible
+        box[:, ~ways.any(axis=1) | behind] = AWAY_SCALE
+        touch = [np.full((6, self.vertex_count), NOT_RESTING, dtype=np.int8)]
+        touch[0][:, at] = np.clip(box, -AWAY_SCALE, AWAY_SCALE)
         for j in range(self.level_count - 1, 0, -1):
-            touch.insert(0, self.hierarchy.restrict_mask(j, touch[0]))
+            touch.insert(0, self.hierarchy.restrict_max(j, touch[0]))
         return touch
+
+    def _held(self, level: int, box: np.ndarray) -> np.ndarray:
+        """The vertices of ``level`` whose elastic offsets the resting vertices keep from
+        relaxing (``box``: ``_resting_ways``'s): where relaxing them could move the vertex,
+        or a resting descendant, into its collider, part of the offset lying along a way out
+        some descendant has. Not otherwise: a contact pushes, it does not pull. A ball
+        crushed onto a floor and gone: the coarse levels' offsets it left point down, into
+        the mesh, the vertices it pushed onto the floor leave it upward, and relaxing lifts
+        them: the mesh springs back (held both ways, it stayed crushed for good)."""
+        held = np.zeros(box.shape[1], dtype=bool)
+        marked = (box[0] != NOT_RESTING).nonzero()[0]
+        if marked.size:
+            # Relaxing moves a vertex against its elastic offset.
+            into = _into(-_gather(self._levels[level].elastic, marked), box[:, marked])
+            held[marked] = into
+        return held
 
     def _place(
         self,
         d: np.ndarray,
         update: bool,
         dt: float = 1.0,
-        resting: np.ndarray | None = None,
+        touch: list[np.ndarray] | None = None,
         correcting: bool = False,
     ) -> None:
         """One pass down (restriction) and up (response) the hierarchy.
 
-        ``resting`` (n,) bool marks vertices touching a collider; restricted like the
-        displacement (by max: a parent rests when a child does), it keeps their ancestors'
-        offsets from relaxing too, and the finest level holds them where they rest.
+        ``touch`` (``_resting_ways``, per level) marks the vertices resting on a collider
+        and their ancestors: a resting vertex keeps its own offsets from relaxing, and the
+        ancestors' where that could move it into the collider (``_held``); the finest level
+        holds it where it rests.
         ``correcting``: the finest level alone takes ``d``, at once (``correct``).
 
         Only what can have changed is placed again: on each level, the vertices whose parent
@@ -397,7 +434,6 @@ class Surface:
                 restricted.insert(0, self.hierarchy.restrict(j, restricted[0], settings.restriction, moving))
                 reach.insert(0, self.hierarchy.restrict(j, reach[0], "max", moving))
                 contacts.insert(0, _contact(restricted[0]))
-        touch = self._touch_masks(resting)
         coefficients = self._correcting() if correcting else self._per_step(dt) if update else []
         # What damping held back on coarser levels this step, carried up like positions: each
         # level's share is measured against the undamped motion, so the split between levels
@@ -405,6 +441,10 @@ class Surface:
         held_back: np.ndarray | None = None
         moved = np.zeros(0, dtype=bool)  # the coarser level's vertices that moved this step
         last = self.level_count - 1
+        # The contacts let go of what moves away from them only while nothing presses: a
+        # collider pushing drags the coarse levels (a ball leaving a torus's hole lifts its
+        # ring), and damping lets a press through after it stops; meanwhile they hold.
+        pressing = bool(contacts[-1][0].size) or any(lv.pending.any() for lv in self._levels)
         for j, lv in enumerate(self._levels):
             count = lv.rest.shape[1]
             contact, length = contacts[j]
@@ -412,14 +452,16 @@ class Surface:
                 # Vertices resting on a collider stay where they rest: whatever the coarser
                 # levels do this step (a share damping lets through, say), the finest level
                 # holds them there, as it holds a pushed vertex at its goal.
-                contact = np.union1d(contact, touch[j].nonzero()[0])
+                resting = np.setdiff1d((touch[j][0] != NOT_RESTING).nonzero()[0], contact, assume_unique=True)
+                contact = np.union1d(contact, resting)
+                resting_before = _gather(lv.solution, resting)
             # A correction moves the finest level alone: the coarse levels stay as they are,
             # their last pushed vertices placed again at the next step.
             coarse_correction = correcting and j < last
             again = np.zeros(count, dtype=bool)  # vertices to place again
             again[contact] = True
             if update:
-                in_contact = again.copy() if touch is None else again | touch[j]
+                in_contact = again.copy() if touch is None else again | self._held(j, touch[j])
                 again[self._relax(lv, in_contact, coefficients[j])] = True
                 if not coarse_correction:
                     again[self._stale[j]] = True
@@ -447,6 +489,14 @@ class Surface:
                     moved_rows = _place_in_frames(frames, parent, _gather(lv.reference, rows), _gather(lv.detail, rows))
                     moved_rows += _gather(lv.offsets, rows)
                     placed[:, rows] = moved_rows
+            if j == last and touch is not None and update and not correcting and not pressing and resting.size:
+                # ... except where the coarser levels take them away from the collider: a
+                # contact pushes, it does not pull (a mesh crushed onto a floor springing back).
+                motion = _gather(placed, resting) - resting_before
+                leaving = ~_into(motion, touch[j][:, resting]) & motion.any(axis=0)
+                if leaving.any():
+                    contact = np.setdiff1d(contact, resting[leaving], assume_unique=True)
+                    at = contact if rows is None else np.searchsorted(rows, contact)
             if j > 0 and held_back is not None:
                 held_back = self.hierarchy.prolong(j, held_back, settings.prolongation, patch=True)
             if update and contact.size:
@@ -638,6 +688,17 @@ class Surface:
         return coefficients
 
 
+#: ``Surface._resting_ways``: the ways out of the colliders, as int8 (the box holding them
+#: rounded up, so it never comes out smaller), and the value of a vertex where none rests.
+AWAY_SCALE = 127
+NOT_RESTING = -128
+#: A resting vertex is pressed by its collider where its rest lies further behind the face
+#: it rests on than this many ``Surface._negligible`` (1e-7 of the mesh's size): 1e-4.
+PRESSED = 1000
+#: A motion takes a resting vertex into its collider where its part against the way out
+#: passes this share of its length.
+AWAY_SLACK = 0.05
+
 #: A level is placed again row by row when fewer than this fraction of its vertices need it,
 #: else whole (the same result: gathers cost more than a pass over most of a level).
 SPARSE_FRACTION = 0.5
@@ -668,6 +729,16 @@ def _place_in_frames(frames: FrameBasis, parent: np.ndarray, reference: np.ndarr
         to_object(frames(chunk), reference[:, chunk], out=placed[:, chunk], base=parent[:, chunk])
         trust_turns(placed[:, chunk], parent[:, chunk], detail[:, chunk])
     return placed
+
+
+def _into(motion: np.ndarray, box: np.ndarray) -> np.ndarray:
+    """Whether ``motion`` (3, m) can take a vertex into a collider, given the box (6, m) of
+    its resting descendants' ways out (``Surface._resting_ways``): the most the motion
+    goes against any way in the box passes ``AWAY_SLACK`` of its length (exact where
+    they share one way)."""
+    high, low = box[:3] / AWAY_SCALE, -box[3:] / AWAY_SCALE
+    against = np.maximum(-motion * high, -motion * low).sum(axis=0)
+    return against > AWAY_SLACK * norm(motion)
 
 
 def _contact(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

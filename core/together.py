@@ -24,6 +24,7 @@ from collections.abc import Callable
 
 import numpy as np
 
+from .frame import Found
 from .solver import Surface
 from .vectors import nonzero_rows
 
@@ -31,11 +32,11 @@ from .vectors import nonzero_rows
 ROUNDS = 4
 
 #: ``ask(positions, whole)``: for each surface, the pushes (n, 3) out of its colliders and
-#: its partners and the touching flags (n,), asked about every surface at ``positions``
+#: its partners and those resting on one (``core.frame.Found``), asked about every surface at ``positions``
 #: (a list, one (n, 3) array each). ``whole`` is None for the frame's first question (the
 #: colliders' motion is read), else whether the pushes out of partners are whole (True, the
 #: last round) or each surface's share (False).
-Ask = Callable[[list[np.ndarray], bool | None], list[tuple[np.ndarray, np.ndarray]]]
+Ask = Callable[[list[np.ndarray], bool | None], list[Found]]
 
 
 def advance_together(
@@ -45,22 +46,24 @@ def advance_together(
     whether it changed. ``close``: per surface, the longest push (its own space) after which
     what is left may be taken whole at once (None: every shared round is run)."""
     found = ask([surface.positions for surface in surfaces], None)
-    changed = [surface.step(push, dt, touching) for surface, (push, touching) in zip(surfaces, found, strict=True)]
+    changed = [
+        surface.step(each.push, dt, each.touching, each.away) for surface, each in zip(surfaces, found, strict=True)
+    ]
     whole = False
     for attempt in range(rounds):
         last = whole or attempt == rounds - 1
         found = ask([surface.positions for surface in surfaces], last)
-        pushed = [nonzero_rows(push).any() for push, _touching in found]
+        pushed = [nonzero_rows(each.push).any() for each in found]
         if not any(pushed):
             break
-        for index, (surface, (push, _touching)) in enumerate(zip(surfaces, found, strict=True)):
+        for index, (surface, each) in enumerate(zip(surfaces, found, strict=True)):
             if pushed[index]:
-                surface.correct(push)
+                surface.correct(each.push)
                 changed[index] = True
         if last:
             break
         whole = close is not None and all(
-            _longest(push) <= limit for (push, _touching), limit in zip(found, close, strict=True)
+            _longest(each.push) <= limit for each, limit in zip(found, close, strict=True)
         )
     return changed
 

@@ -7,7 +7,7 @@ import numpy as np
 from core import Surface, VertexNormals
 from core.contact import Colliders, Contacts
 from core.folds import FoldGuard
-from core.frame import advance, shown, unchanged
+from core.frame import Found, advance, shown, unchanged
 from core.volume import Volume
 
 
@@ -188,7 +188,7 @@ class Frames:
             moved = np.linalg.norm(positions[among] - self.first[among], axis=1).max()
             assert moved <= within, f"the step moved a vertex {moved} but said {within}"
         count = positions.shape[0]
-        push, touching = np.zeros((count, 3)), np.zeros(count, dtype=bool)
+        push, touching, away = np.zeros((count, 3)), np.zeros(count, dtype=bool), np.zeros((count, 3))
         near = np.zeros(count, dtype=bool)
         for c in self.colliders:
             near |= close_to(c, positions, self.standoff)
@@ -223,12 +223,13 @@ class Frames:
                 reach=self._reach(positions[queried]),
             )
             push[queried], touching[queried] = found.push, found.touching
+            away[queried[found.touching]] = found.away
         if among is None:
             self.motions[:] = 0  # within the frame, after this query, the colliders hold still
             self.contacts.forget((~near & self.contacts.held).nonzero()[0])
             far = [str(i) for i, c in enumerate(self.colliders) if not (close_to(c, positions, self.standoff)).any()]
             self.contacts.release(far)
-        return push, touching
+        return Found(push, touching, away)
 
     def _reach(self, points: np.ndarray) -> np.ndarray | None:
         """Which of ``points`` each closed collider can reach (the broad phase's), or None."""

@@ -67,6 +67,9 @@ class Contact:
     #: The object whose push each vertex takes (an index into ``sources``), -1: none.
     source: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.int16))
     sources: list[str] = field(default_factory=list)  # the colliders' names, in the query's order
+    #: (n, 3): the unit way the collider each touching vertex rests on would push it out, 0
+    #: elsewhere (``core.frame.Found``).
+    away: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), dtype=np.float32))
 
 
 @dataclass
@@ -187,6 +190,7 @@ class CollisionQuery:
             colliders, messages = self._broad.colliders, []
         contact = Contact(np.zeros((count, 3), dtype=np.float32), np.zeros(count, dtype=bool), messages)
         contact.source = np.full(count, -1, dtype=np.int16)
+        contact.away = np.zeros((count, 3), dtype=np.float32)
         contact.sources = [c.obj.name for c in colliders]
         matrix = np.array(deformable.matrix_world, dtype=np.float64)
         inverse = np.linalg.inv(matrix)
@@ -273,6 +277,9 @@ class CollisionQuery:
         if all(c.rigid for c in colliders):
             still = resting.still(queried, points, standoff, tolerance)
             contact.touching[queried[still]] = True
+            rests = queried[still]
+            # (A face's normal, carried as normals are: the transpose of the matrix to world.)
+            contact.away[rests] = _unit(resting.away[rests] @ seen[:3, :3])
             keep = ~still
             queried, points, normal_world, approach = queried[keep], points[keep], normal_world[keep], approach[keep]
             moved_by = None if moved_by is None else moved_by[keep]
@@ -301,6 +308,7 @@ class CollisionQuery:
             if found.source is not None:
                 contact.source[queried] = found.source
             contact.touching[queried] = found.touching
+            contact.away[queried[found.touching]] = _unit(found.away @ seen[:3, :3])
             if self._keeping:
                 resting.record(queried, points, found)
                 if whole:

@@ -681,34 +681,3 @@ def test_the_axis_a_wide_collider_was_aimed_along_turns_with_it():
     np.testing.assert_allclose(contacts.kept_axes["wall"], [0.0, -1.0, 0.0])
     np.testing.assert_array_equal(contacts.axes["ball"], up)
     np.testing.assert_array_equal(contacts.kept_axes["ball"], up)
-
-
-@pytest.mark.xfail(strict=True, reason="a vertex resting on a collider is held both ways (README, 'Known failures')")
-def test_a_ball_crushed_onto_a_floor_springs_back_when_the_press_leaves():
-    """A sphere (radius 0.4) resting on a floor box is crushed 0.65 m by a ball whose response
-    the coarsest level takes (Stiff Shell's absorptions, time to rest 0.12 s, 60 fps); the ball
-    leaves at frame 75. Without the floor it is back at rest by frame 80 (1 mm); with it, it
-    stays crushed for good (0.645 m at frame 200): its bottom rests on the floor, a resting
-    vertex is held both ways, and the coarse levels that hold the crush down never relax.
-    The same in Blender, with a floor box or plane (0.648 m), and with Rubber (0.346 m)."""
-    rest, triangles = uv_sphere(0.4, 32, 16)
-    rest = rest + [0.0, 0.0, 0.401]
-    hierarchy = build_hierarchy(rest, triangles.ravel(), np.full(len(triangles), 3))
-    levels = len(hierarchy.sizes)
-    absorption = np.interp(np.linspace(0.0, 1.0, levels), np.linspace(0.0, 1.0, 4), [0.9, 0.8, 0.4, 0.1])
-    settings = LevelSettings(
-        absorption=absorption,
-        response_time=np.zeros(levels),
-        time_to_rest=np.full(levels, 0.12),
-        yield_limit=np.full(levels, 1.0),
-    )
-    last = 140
-    path = [[0.03, 0.0, np.interp(f, [0, 30, 60, 75], [1.15, 0.45, 0.45, 1.15])] for f in range(last + 1)]
-    floor = Box([[0.0, 0.0, -0.5]] * (last + 1), [3.0, 3.0, 0.5])
-    scene = Frames(Surface(hierarchy, rest, settings), triangles, [Ball(path, 0.3), floor], fps=60)
-    crushed = 0.0
-    for frame in range(last + 1):
-        positions = scene.play(frame)
-        crushed = max(crushed, float(np.linalg.norm(positions - rest, axis=1).max()))
-    assert crushed > 0.6
-    assert float(np.linalg.norm(positions - rest, axis=1).max()) < 0.01

@@ -17,6 +17,7 @@ from test_contact import random_settings
 from contact_scenes import MeshCollider
 from core import LevelSettings, Surface, VertexNormals, build_hierarchy
 from core.contact import Colliders, Contacts
+from core.frame import Found
 from core.together import advance_together
 from scenes import uv_sphere
 
@@ -55,7 +56,7 @@ class Pair:
             points = worlds[i]
             near = np.linalg.norm(points - other.centre, axis=1) <= other.radius * 1.01
             queried = near.nonzero()[0]
-            push, touching = np.zeros_like(points), np.zeros(len(points), dtype=bool)
+            push, touching, away = np.zeros_like(points), np.zeros(len(points), dtype=bool), np.zeros_like(points)
             if queried.size:
                 motion = self.paths[j, self.frame] - self.paths[j, max(self.frame - 1, 0)] if whole is None else 0.0
                 rules = Colliders(
@@ -74,7 +75,8 @@ class Pair:
                 )
                 share = 1.0 if whole else self.stiffness[j] / (self.stiffness[i] + self.stiffness[j])
                 push[queried], touching[queried] = result.push * share, result.touching
-            found[i] = (push, touching)
+                away[queried[result.touching]] = result.away
+            found[i] = Found(push, touching, away)
             self.previous[i] = points
         return [found[i] for i in self.order]
 

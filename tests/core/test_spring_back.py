@@ -1,0 +1,168 @@
+"""A mesh pressed against something else springs back when the press leaves.
+
+A closed mesh resting on (or near) a support, a floor box or an open floor plane facing any
+way, is crushed onto it by a ball from the other side, held, and let go. With an elastic
+preset the whole mesh is back at rest once the ball has gone for longer than its time to
+rest. Before a contact held only against its collider, the vertices resting on the support
+kept every coarser offset above them from relaxing (a resting vertex was held both ways),
+and a crush whose coarse levels took the press stayed for good.
+"""
+
+import numpy as np
+import pytest
+
+from contact_scenes import Ball, Box, Floor, Frames
+from core import LevelSettings, Surface, build_hierarchy
+from scenes import uv_sphere
+
+#: The elastic presets' curves (``blender/presets``): absorption coarse to fine, damping's
+#: response time and the time to rest, in seconds.
+PRESETS = {
+    "Stiff Shell": ([0.9, 0.8, 0.4, 0.1], 0.0, 0.12),
+    "Rubber": ([0.2, 0.5, 0.6, 0.6], 0.04, 0.35),
+    "Jelly": ([0.2, 0.5, 0.5, 0.6], 0.02, 0.25),
+    "Flesh": ([0.0, -0.35, 0.3, 0.5], 0.06, 0.6),
+    "Belly": ([0.0, -0.25, 0.3, 0.5], 0.08, 0.5),
+}
+AXES = np.eye(3)
+
+
+def crushed(seed: int):
+    """A random crush: the mesh, its triangles or polygons, the support and the ball, the
+    frame the ball has gone by, the last frame, fps and the preset's name."""
+    rng = np.random.default_rng(seed)
+    name = list(PRESETS)[seed % len(PRESETS)]
+    radius = rng.uniform(0.3, 0.5)
+    segments = int(rng.integers(16, 33))
+    rest, faces = uv_sphere(radius, segments, segments // 2)
+    rest = rest * rng.uniform(0.6, 1.2, size=3)  # an ellipsoid: a pebble, a cushion, an egg
+    corners, sizes = faces.ravel(), np.full(len(faces), 3)
+    radius = float(np.linalg.norm(rest, axis=1).max())
+    # The support, under the mesh along -up: a box's face (up an axis) or a plane facing up.
+    box = rng.random() < 0.5
+    if box:
+        up = AXES[rng.integers(3)] * rng.choice([-1.0, 1.0])
+    else:
+        up = rng.normal(size=3)
+        up /= np.linalg.norm(up)
+    turn = _turn_z_to(up)
+    rest = rest @ turn.T  # the mesh stood on the support's side
+    lowest = float(-(rest @ up).min())
+    gap = rng.uniform(0.0, 0.02)
+    rest = rest + up * (lowest + gap)  # resting on the face at 0, or just above it
+    fps = float(rng.choice([24.0, 60.0]))
+    frame = lambda seconds: round(seconds * fps)  # noqa: E731
+    arrive, leave, gone, last = frame(0.5), frame(1.0), frame(1.3), frame(3.2)
+    ball_radius = rng.uniform(0.2, 0.6)
+    depth = rng.uniform(0.3, 0.85) * float(np.ptp(rest @ up))  # how far into the mesh's rest the ball goes
+    side = rng.normal(size=3) * 0.3 * radius
+    side -= (side @ up) * up
+    top = float((rest @ up).max())
+    start = side + up * (top + ball_radius + 1.0)
+    # (Its lowest point stays a tenth of the mesh's height off the support: keyed into the
+    # support, the ball would leave the mesh no room.)
+    press = side + up * max(_height(rest, side, up, ball_radius, depth), ball_radius + 0.1 * float(np.ptp(rest @ up)))
+    times = np.arange(last + 1)
+    path = np.stack(
+        [np.interp(times, [0, arrive, leave, gone], [a, b, b, a]) for a, b in zip(start, press, strict=True)], 1
+    )
+    if box:
+        half = np.full(3, 3.0)
+        half[np.argmax(np.abs(up))] = 0.5
+        support = Box([-up * 0.5] * (last + 1), half)
+    else:
+        support = Floor([np.zeros(3)] * (last + 1), up, 3.0)
+    hierarchy = build_hierarchy(rest, corners, sizes)
+    levels = len(hierarchy.sizes)
+    curve, response, time_to_rest = PRESETS[name]
+    settings = LevelSettings(
+        absorption=np.interp(np.linspace(0.0, 1.0, levels), np.linspace(0.0, 1.0, 4), curve),
+        response_time=np.full(levels, response),
+        time_to_rest=np.full(levels, time_to_rest),
+        yield_limit=np.full(levels, 10.0),  # elastic: nothing yields
+    )
+    scene = Frames(Surface(hierarchy, rest, settings), faces, [Ball(path, ball_radius), support], fps=fps)
+    return scene, rest, gone, last, name
+
+
+def _height(rest, side, up, radius: float, depth: float) -> float:
+    """How far along ``up`` past ``side`` a ball of ``radius`` is centred for its lowest
+    point to reach ``depth`` below the mesh's top there (its highest vertices of the 8
+    nearest ``side`` across ``up``)."""
+    heights = rest @ up
+    across = np.linalg.norm(rest - np.outer(heights, up) - side, axis=1)
+    top = float(heights[np.argsort(across)[:8]].max())
+    return top + radius - depth
+
+
+def _turn_z_to(up: np.ndarray) -> np.ndarray:
+    """A rotation taking +z to unit ``up``."""
+    z = np.array([0.0, 0.0, 1.0])
+    axis = np.cross(z, up)
+    s, c = float(np.linalg.norm(axis)), float(z @ up)
+    if s < 1e-9:
+        return np.eye(3) if c > 0 else np.diag([1.0, -1.0, -1.0])
+    k = axis / s
+    cross = np.array([[0, -k[2], k[1]], [k[2], 0, -k[0]], [-k[1], k[0], 0]])
+    return np.eye(3) + s * cross + (1 - c) * cross @ cross
+
+
+#: Seeds that fail on this version, for other reasons than springing back (README, "Known
+#: failures"): the ball, leaving, carries off a vertex its press had taken round its side
+#: (1.46 m); Stiff Shell crushed 76 % onto a box leaves vertices 1.2 cm inside it while held.
+KNOWN = {33: "a vertex taken round the ball is carried off as it leaves", 35: "1.2 cm inside the box while held"}
+
+
+@pytest.mark.parametrize(
+    "seed",
+    [pytest.param(s, marks=pytest.mark.xfail(strict=True, reason=KNOWN[s])) if s in KNOWN else s for s in range(40)],
+)
+def test_a_mesh_crushed_onto_a_support_springs_back_once_the_press_has_gone(seed):
+    """Every elastic preset, crushed 30-85 % of its height onto a box or a plane facing any
+    way, held half a second and let go: every frame nothing inside either collider by more
+    than 1e-3 of the mesh's radius; at the last frame (1.9 s after the ball left, over 3 of
+    the preset's times to rest) no vertex further from rest than 1 % of it. Before, 17 of
+    these 40 stayed crushed for good, by 4.6-19 cm (Jelly, Rubber) and 15-43 cm (Stiff Shell)."""
+    scene, rest, gone, last, name = crushed(seed)
+    radius = float(np.linalg.norm(rest - rest.mean(axis=0), axis=1).max())
+    deepest = inside = 0.0
+    for frame in range(last + 1):
+        positions = scene.play(frame)
+        deepest = max(deepest, float(np.linalg.norm(positions - rest, axis=1).max()))
+        inside = max(inside, *(float(c.depth(positions).max()) for c in scene.colliders))
+        if frame == gone:
+            at_release = float(np.linalg.norm(positions - rest, axis=1).max())
+    left = float(np.linalg.norm(positions - rest, axis=1).max())
+    assert deepest > 0.1 * radius, f"{name}: the ball never pressed ({deepest:.3f} m)"
+    assert inside < 1e-3 * radius, f"{name}: {inside:.4f} m inside a collider"
+    assert left < 0.01 * radius, f"{name}: {left:.4f} m left of {deepest:.3f} (at release {at_release:.3f})"
+
+
+def test_a_ball_crushed_onto_a_floor_springs_back_when_the_press_leaves():
+    """A new user's scene: a sphere (radius 0.4) resting on a floor box is crushed 0.65 m by a
+    ball whose response the coarsest level takes (Stiff Shell's absorptions, time to rest
+    0.12 s, 60 fps); the ball leaves at frame 75. Without the floor it is back at rest by
+    frame 80 (1 mm); with it, it stayed crushed for good (0.645 m at frame 140): its bottom
+    rested on the floor, held both ways, and the coarse levels that held the crush down never
+    relaxed. Now back within 1 cm by frame 140 (0.5 mm by frame 80)."""
+    rest, triangles = uv_sphere(0.4, 32, 16)
+    rest = rest + [0.0, 0.0, 0.401]
+    hierarchy = build_hierarchy(rest, triangles.ravel(), np.full(len(triangles), 3))
+    levels = len(hierarchy.sizes)
+    absorption = np.interp(np.linspace(0.0, 1.0, levels), np.linspace(0.0, 1.0, 4), [0.9, 0.8, 0.4, 0.1])
+    settings = LevelSettings(
+        absorption=absorption,
+        response_time=np.zeros(levels),
+        time_to_rest=np.full(levels, 0.12),
+        yield_limit=np.full(levels, 1.0),
+    )
+    last = 140
+    path = [[0.03, 0.0, np.interp(f, [0, 30, 60, 75], [1.15, 0.45, 0.45, 1.15])] for f in range(last + 1)]
+    floor = Box([[0.0, 0.0, -0.5]] * (last + 1), [3.0, 3.0, 0.5])
+    scene = Frames(Surface(hierarchy, rest, settings), triangles, [Ball(path, 0.3), floor], fps=60)
+    deepest = 0.0
+    for frame in range(last + 1):
+        positions = scene.play(frame)
+        deepest = max(deepest, float(np.linalg.norm(positions - rest, axis=1).max()))
+    assert deepest > 0.6
+    assert float(np.linalg.norm(positions - rest, axis=1).max()) < 0.01
