@@ -678,7 +678,7 @@ def finder(obj, simulation: Simulation, scene, depsgraph, weigh=None, held: pose
         rest = simulation.rest
         if not on_posed:
             contact = ask(positions, simulation.normals, among, lambda index: positions[index] - rest[index], within)
-            return Found(contact.displacement, contact.touching, contact.away)
+            return Found(contact.displacement, contact.touching, contact.away, contact.gap, contact.room)
         if among is None:  # the state the key holds already, when it does: no write
             # (With overshoot or volume the key shows more than the solver's state: written again.)
             last = simulation.last
@@ -714,7 +714,7 @@ def finder(obj, simulation: Simulation, scene, depsgraph, weigh=None, held: pose
         if resting.size:  # (its way out as a direction in rest space)
             carried = deformation.to_rest(contact.away[resting], resting)
             away[resting] = carried / np.maximum(np.linalg.norm(carried, axis=1, keepdims=True), 1e-30)
-        return Found(displacement, contact.touching, away)
+        return Found(displacement, contact.touching, away, contact.gap, contact.room)
 
     with posed.Deformation(obj, depsgraph, scene) if held is None else nullcontext(held) as deformation:
         yield find

@@ -149,10 +149,11 @@ class Pushes:
     touching: np.ndarray  # (m,) bool: outside a collider, resting on it
     planes: tuple[np.ndarray, np.ndarray]  # the face each touching vertex rests on: point, normal (t, 3)
     inward: np.ndarray  # (t, 3) the unit direction each touching vertex is pushed along
+    away: np.ndarray  # (t, 3) each touching vertex's unit way out of what it rests on (``_ways_out``)
+    gap: np.ndarray  # (t,) how far behind each touching vertex, along ``away``, the face it rests on lies
+    room: np.ndarray  # (t,) how much nearer the face it may come: ``gap`` less the standoff
     source: np.ndarray | None = None  # (m,) the collider pushing each vertex (index), -1: none
     rests_on: np.ndarray | None = None  # (t,) the collider whose face each touching vertex rests on
-    #: (t, 3) each touching vertex's unit way out of what it rests on (``_ways_out``)
-    away: np.ndarray | None = None
 
 
 class Contacts:
@@ -419,14 +420,11 @@ class Contacts:
         on = np.where(touch[on, rests], on, np.argmax(touch[:, rests], axis=0))
         on = np.where(touch[rests_on, rests], rests_on, on)
         inward = directions[on, rests]
+        away = _ways_out(colliders, planes[1], rests_on, inward, touch[:, rests].sum(axis=0) > 1)
+        gap = np.nan_to_num(np.einsum("ij,ij->i", points[rests] - planes[0], away))
+        room = np.maximum(gap - standoff, 0.0)
         return Pushes(
-            push,
-            touching,
-            (planes[0], planes[1]),
-            inward,
-            np.where(pushed, longest, -1),
-            rests_on,
-            _ways_out(colliders, planes[1], rests_on, inward, touch[:, rests].sum(axis=0) > 1),
+            push, touching, (planes[0], planes[1]), inward, away, gap, room, np.where(pushed, longest, -1), rests_on
         )
 
     def _enclosing(self, colliders: Colliders, new, length, relative) -> None:
@@ -1379,6 +1377,8 @@ class Resting:
         self.on = np.full(count, -1, dtype=np.int16)
         self.origin, self.point, self.normal, self.inward = (np.zeros((count, 3)) for _ in range(4))
         self.away = np.zeros((count, 3))  # the way out of the collider (``Pushes.away``)
+        self.gap = np.zeros(count)  # and how far the face lies behind it (``Pushes.gap``)
+        self.room = np.zeros(count)  # and how much nearer it may come (``Pushes.room``)
 
     def still(self, index, points, standoff: float, tolerance: float) -> np.ndarray:
         """Which vertices ``index``, now at ``points``, still rest: moved less than half the
@@ -1408,7 +1408,7 @@ class Resting:
         self.rests[resting] = True
         self.origin[resting] = points[found.touching][met]
         self.point[resting], self.normal[resting], self.inward[resting] = point[met], normal[met], found.inward[met]
-        self.away[resting] = found.inward[met] if found.away is None else found.away[met]
+        self.away[resting], self.gap[resting], self.room[resting] = found.away[met], found.gap[met], found.room[met]
         self.on[resting] = -1 if found.rests_on is None else found.rests_on[met]
 
     def restart(self, state: tuple) -> None:

@@ -44,6 +44,11 @@ class Found(NamedTuple):
     #: (n, 3): the unit way each touching vertex's collider would push it out, 0 elsewhere
     #: (``Surface.step``'s ``away``); None: not known (a resting vertex is held both ways).
     away: np.ndarray | None = None
+    #: (n,): how far behind each touching vertex, along ``away``, the face it rests on lies
+    #: (the touching tolerance, a standoff; ``Surface.step``'s ``gap``).
+    gap: np.ndarray | None = None
+    #: (n,): how much nearer it may come to the face (the gap less the standoff: ``room``).
+    room: np.ndarray | None = None
 
 
 class Find(Protocol):
@@ -102,9 +107,10 @@ def advance(
     drag the surface along, so that the step can fold faces anywhere it moved them; without,
     ``guard`` looks only where the colliders push or hold the surface."""
     before = surface.positions
-    push, touching, away = find(before, None, np.inf)
+    found = find(before, None, np.inf)
+    push, touching = found.push, found.touching
     contact = None if volume is None else nonzero_rows(push) | touching  # (before _mend changes push)
-    stepped = surface.step(push, dt, touching, away)
+    stepped = surface.step(push, dt, touching, found.away, found.gap, found.room)
     if stepped:
         holding = nonzero_rows(push) | touching if contact is None else contact  # (the same: step leaves push)
         again, held = _mend(surface, find, guard, before, push, structure, holding, friction)
@@ -184,7 +190,8 @@ def _mend(
     if structure:
         pushed[:] = False
     moved &= ~pushed
-    again, touching, _away = find(after, moved.nonzero()[0], _furthest(after - before, pushed))
+    found = find(after, moved.nonzero()[0], _furthest(after - before, pushed))
+    again, touching = found.push, found.touching
     if again.any():
         surface.correct(again)
     if guard is not None and near is not None:
@@ -201,7 +208,8 @@ def _carry_along(surface, find: Find, guard: FoldGuard, near, held, before, agai
         if carry is None or not surface.correct(carry):
             return
         carried = nonzero_rows(carry).nonzero()[0]
-        out, also, _away = find(surface.positions, carried, _furthest_among(surface.positions, before, carried))
+        found = find(surface.positions, carried, _furthest_among(surface.positions, before, carried))
+        out, also = found.push, found.touching
         touching |= also
         # (In the carried rows alone: a fold's few hundred of a mesh's hundred thousand.)
         pushed, moved = out[carried], carry[carried]

@@ -67,6 +67,10 @@ class Surface:
         Per-level coefficients; ``LevelSettings.uniform`` defaults when omitted.
     """
 
+    #: Not kept in a copy of the state (``core.checkpoints``): the last frame's resting ways,
+    #: made again when needed.
+    TRANSIENT = ("_ways", "_room")
+
     _positions: np.ndarray  # the finest level's solution in the mesh's order, (n, 3)
     _stale: list[np.ndarray]  # each level's vertices pushed at the last step
 
@@ -245,6 +249,8 @@ class Surface:
             lv.plastic[:] = 0
             lv.offsets[:] = 0
             lv.pending[:] = 0
+        self._ways: list[np.ndarray] | None = None  # the last step's ``_resting_ways``
+        self._room: np.ndarray | None = None  # and its resting vertices' gaps
         self._stale = [np.zeros(0, dtype=np.int64) for _ in self._levels]  # pushed last step
         self._positions = np.zeros((self.vertex_count, 3), dtype=DTYPE)  # the finest level's, (n, 3)
         self._place(np.zeros((3, self.vertex_count), dtype=DTYPE), update=False)
@@ -252,7 +258,13 @@ class Surface:
     # -- stepping -----------------------------------------------------------------------------
 
     def step(
-        self, displacement: np.ndarray, dt: float, touching: np.ndarray | None = None, away: np.ndarray | None = None
+        self,
+        displacement: np.ndarray,
+        dt: float,
+        touching: np.ndarray | None = None,
+        away: np.ndarray | None = None,
+        gap: np.ndarray | None = None,
+        room: np.ndarray | None = None,
     ) -> bool:
         """Advance by ``dt`` seconds with the displacement vectors of the finest level.
 
@@ -273,6 +285,12 @@ class Surface:
             For each touching vertex, the unit way its collider would push it out (0 where
             not known): its contact then holds only against that way (``_held``); without
             it, a resting vertex keeps every offset above it from relaxing, both ways.
+        gap : (n,) float, optional
+            For each touching vertex, how far behind it along ``away`` the face it rests on
+            lies (0 when not given): the face its rest is judged against.
+        room : (n,) float, optional
+            For each touching vertex, how much nearer its face it may come (0 when not
+            given): the gap less a standoff.
 
         With ``settings.substeps`` > 1 the step is split: each sub-step of ``dt / substeps``
         applies its share of what is still left between each contact vertex and its goal
@@ -292,7 +310,7 @@ class Surface:
                 raise ValueError(f"touching must be ({self.vertex_count},), got {touching.shape}")
             resting = touching if self._order is None else touching[self._order]
         self.settings.check(self.level_count, self.vertex_count)
-        touch = self._resting_ways(resting, away)
+        touch = self._resting_ways(resting, away, gap, room)
         if self._idle(d, touch, dt):
             return False
         count = self.settings.substeps
@@ -353,28 +371,44 @@ class Surface:
                 return False
         return True
 
-    def _resting_ways(self, resting: np.ndarray | None, away: np.ndarray | None) -> list[np.ndarray] | None:
+    def _resting_ways(self, resting, away, gap, room) -> list[np.ndarray] | None:
         """The vertices ``resting`` (n,) (the finest level's order) and their ways out of
-        their colliders (``away`` (n, 3), the mesh's order), restricted to every level, coarse
-        to fine: for each vertex, the box (6, n_j) int8 that holds every resting descendant's
+        their colliders (``away`` (n, 3), ``gap`` and ``room`` (n,), the mesh's order:
+        ``step``'s),
+        restricted to every level, coarse to fine: for each vertex, the box (6, n_j) int8 that
+        holds every resting descendant's
         way out (``AWAY_SCALE`` times the largest of each component, then of its negative,
         rounded up), ``NOT_RESTING`` where none rests. The whole cube (held both ways) for a
         vertex the collider presses, whose rest lies behind the face it rests on (a held
         press: its dent stays as it is, bulge and all), or whose way is not known (0, or no
         ``away``); a vertex pushed onto a collider from a rest in front of it (the floor
-        under a crushed mesh) holds only against its way out."""
+        under a crushed mesh) holds only against its way out. Keeps each resting vertex's
+        room (the finest level's order) in ``_room``."""
+        self._room = None
         if resting is None or not resting.any():
             return None
         at = resting.nonzero()[0]
-        ways = np.zeros((at.size, 3)) if away is None else away[at if self._order is None else self._order[at]]
+        rows = at if self._order is None else self._order[at]  # (the mesh's order)
+        ways = np.zeros((at.size, 3)) if away is None else np.asarray(away)[rows]
         box = np.ceil(AWAY_SCALE * np.concatenate([ways.T, -ways.T]) - 1e-3)
         finest = self._levels[-1]
-        behind = dot(_gather(finest.rest, at) - _gather(finest.solution, at), ways.T) < -PRESSED * self._negligible
+        face = np.zeros(at.size) if gap is None else np.asarray(gap, dtype=np.float64)[rows]  # its face behind it
+        self._room = np.zeros(self.vertex_count)
+        if room is not None:
+            self._room[at] = np.maximum(np.asarray(room, dtype=np.float64)[rows], 0.0)
+        behind = (
+            dot(_gather(finest.rest, at) - _gather(finest.solution, at), ways.T) < -face - PRESSED * self._negligible
+        )
         box[:, ~ways.any(axis=1) | behind] = AWAY_SCALE
-        touch = [np.full((6, self.vertex_count), NOT_RESTING, dtype=np.int8)]
-        touch[0][:, at] = np.clip(box, -AWAY_SCALE, AWAY_SCALE)
+        finest_box = np.full((6, self.vertex_count), NOT_RESTING, dtype=np.int8)
+        finest_box[:, at] = np.clip(box, -AWAY_SCALE, AWAY_SCALE)
+        kept = self._ways  # a held press rests the same way every frame
+        if kept is not None and np.array_equal(kept[-1], finest_box):
+            return kept
+        touch = [finest_box]
         for j in range(self.level_count - 1, 0, -1):
             touch.insert(0, self.hierarchy.restrict_max(j, touch[0]))
+        self._ways = touch
         return touch
 
     def _held(self, level: int, box: np.ndarray) -> np.ndarray:
@@ -388,9 +422,10 @@ class Surface:
         held = np.zeros(box.shape[1], dtype=bool)
         marked = (box[0] != NOT_RESTING).nonzero()[0]
         if marked.size:
-            # Relaxing moves a vertex against its elastic offset.
-            into = _into(-_gather(self._levels[level].elastic, marked), box[:, marked])
-            held[marked] = into
+            # Relaxing moves a vertex against its elastic offset; one resting a little off
+            # its face may come that much nearer (its own, on the finest level).
+            room = self._room[marked] if level == self.level_count - 1 and self._room is not None else 0.0
+            held[marked] = _into(-_gather(self._levels[level].elastic, marked), box[:, marked], room)
         return held
 
     def _place(
@@ -448,6 +483,7 @@ class Surface:
         for j, lv in enumerate(self._levels):
             count = lv.rest.shape[1]
             contact, length = contacts[j]
+            resting = None
             if j == last and touch is not None and update and not correcting:
                 # Vertices resting on a collider stay where they rest: whatever the coarser
                 # levels do this step (a share damping lets through, say), the finest level
@@ -461,7 +497,11 @@ class Surface:
             again = np.zeros(count, dtype=bool)  # vertices to place again
             again[contact] = True
             if update:
-                in_contact = again.copy() if touch is None else again | self._held(j, touch[j])
+                in_contact = again.copy()
+                if touch is not None:
+                    if resting is not None:  # (a resting vertex's own offsets: as its ancestors')
+                        in_contact[resting] = False
+                    in_contact |= self._held(j, touch[j])
                 again[self._relax(lv, in_contact, coefficients[j])] = True
                 if not coarse_correction:
                     again[self._stale[j]] = True
@@ -489,11 +529,12 @@ class Surface:
                     moved_rows = _place_in_frames(frames, parent, _gather(lv.reference, rows), _gather(lv.detail, rows))
                     moved_rows += _gather(lv.offsets, rows)
                     placed[:, rows] = moved_rows
-            if j == last and touch is not None and update and not correcting and not pressing and resting.size:
+            if touch is not None and resting is not None and resting.size and not pressing:
                 # ... except where the coarser levels take them away from the collider: a
                 # contact pushes, it does not pull (a mesh crushed onto a floor springing back).
                 motion = _gather(placed, resting) - resting_before
-                leaving = ~_into(motion, touch[j][:, resting]) & motion.any(axis=0)
+                room = 0.0 if self._room is None else self._room[resting]
+                leaving = ~_into(motion, touch[j][:, resting], room) & motion.any(axis=0)
                 if leaving.any():
                     contact = np.setdiff1d(contact, resting[leaving], assume_unique=True)
                     at = contact if rows is None else np.searchsorted(rows, contact)
@@ -731,14 +772,15 @@ def _place_in_frames(frames: FrameBasis, parent: np.ndarray, reference: np.ndarr
     return placed
 
 
-def _into(motion: np.ndarray, box: np.ndarray) -> np.ndarray:
+def _into(motion: np.ndarray, box: np.ndarray, room: np.ndarray | float = 0.0) -> np.ndarray:
     """Whether ``motion`` (3, m) can take a vertex into a collider, given the box (6, m) of
     its resting descendants' ways out (``Surface._resting_ways``): the most the motion
-    goes against any way in the box passes ``AWAY_SLACK`` of its length (exact where
-    they share one way)."""
+    goes against any way in the box (exact where they share one way) passes the ``room``
+    (m,) between the vertex and its face by ``AWAY_SLACK`` of its length (a vertex a motion
+    takes to its face, say back to its rest on it, is not taken in)."""
     high, low = box[:3] / AWAY_SCALE, -box[3:] / AWAY_SCALE
     against = np.maximum(-motion * high, -motion * low).sum(axis=0)
-    return against > AWAY_SLACK * norm(motion)
+    return against > room + AWAY_SLACK * norm(motion)
 
 
 def _contact(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

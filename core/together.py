@@ -47,7 +47,8 @@ def advance_together(
     what is left may be taken whole at once (None: every shared round is run)."""
     found = ask([surface.positions for surface in surfaces], None)
     changed = [
-        surface.step(each.push, dt, each.touching, each.away) for surface, each in zip(surfaces, found, strict=True)
+        surface.step(each.push, dt, each.touching, each.away, each.gap, each.room)
+        for surface, each in zip(surfaces, found, strict=True)
     ]
     whole = False
     for attempt in range(rounds):

@@ -189,6 +189,7 @@ class Frames:
             assert moved <= within, f"the step moved a vertex {moved} but said {within}"
         count = positions.shape[0]
         push, touching, away = np.zeros((count, 3)), np.zeros(count, dtype=bool), np.zeros((count, 3))
+        gap, room = np.zeros(count), np.zeros(count)
         near = np.zeros(count, dtype=bool)
         for c in self.colliders:
             near |= close_to(c, positions, self.standoff)
@@ -223,13 +224,14 @@ class Frames:
                 reach=self._reach(positions[queried]),
             )
             push[queried], touching[queried] = found.push, found.touching
-            away[queried[found.touching]] = found.away
+            rests = queried[found.touching]
+            away[rests], gap[rests], room[rests] = found.away, found.gap, found.room
         if among is None:
             self.motions[:] = 0  # within the frame, after this query, the colliders hold still
             self.contacts.forget((~near & self.contacts.held).nonzero()[0])
             far = [str(i) for i, c in enumerate(self.colliders) if not (close_to(c, positions, self.standoff)).any()]
             self.contacts.release(far)
-        return Found(push, touching, away)
+        return Found(push, touching, away, gap, room)
 
     def _reach(self, points: np.ndarray) -> np.ndarray | None:
         """Which of ``points`` each closed collider can reach (the broad phase's), or None."""

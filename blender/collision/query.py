@@ -70,6 +70,10 @@ class Contact:
     #: (n, 3): the unit way the collider each touching vertex rests on would push it out, 0
     #: elsewhere (``core.frame.Found``).
     away: np.ndarray = field(default_factory=lambda: np.zeros((0, 3), dtype=np.float32))
+    #: (n,): how far behind each touching vertex, along ``away``, its face lies (object space),
+    #: and how much nearer it may come (less the standoff)
+    gap: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))
+    room: np.ndarray = field(default_factory=lambda: np.zeros(0, dtype=np.float32))
 
 
 @dataclass
@@ -191,6 +195,8 @@ class CollisionQuery:
         contact = Contact(np.zeros((count, 3), dtype=np.float32), np.zeros(count, dtype=bool), messages)
         contact.source = np.full(count, -1, dtype=np.int16)
         contact.away = np.zeros((count, 3), dtype=np.float32)
+        contact.gap = np.zeros(count, dtype=np.float32)
+        contact.room = np.zeros(count, dtype=np.float32)
         contact.sources = [c.obj.name for c in colliders]
         matrix = np.array(deformable.matrix_world, dtype=np.float64)
         inverse = np.linalg.inv(matrix)
@@ -279,7 +285,9 @@ class CollisionQuery:
             contact.touching[queried[still]] = True
             rests = queried[still]
             # (A face's normal, carried as normals are: the transpose of the matrix to world.)
-            contact.away[rests] = _unit(resting.away[rests] @ seen[:3, :3])
+            if not self.fresh_colliders:
+                ways = _to_object(resting.away[rests], resting.gap[rests], resting.room[rests], seen)
+                contact.away[rests], contact.gap[rests], contact.room[rests] = ways
             keep = ~still
             queried, points, normal_world, approach = queried[keep], points[keep], normal_world[keep], approach[keep]
             moved_by = None if moved_by is None else moved_by[keep]
@@ -308,7 +316,10 @@ class CollisionQuery:
             if found.source is not None:
                 contact.source[queried] = found.source
             contact.touching[queried] = found.touching
-            contact.away[queried[found.touching]] = _unit(found.away @ seen[:3, :3])
+            if not self.fresh_colliders:  # (soft partners give way too: held both ways, as before)
+                rests = queried[found.touching]
+                ways = _to_object(found.away, found.gap, found.room, seen)
+                contact.away[rests], contact.gap[rests], contact.room[rests] = ways
             if self._keeping:
                 resting.record(queried, points, found)
                 if whole:
@@ -629,6 +640,15 @@ def _in_box(positions: np.ndarray, index: np.ndarray, low, high, axes) -> np.nda
         values = positions[:, axis].take(index)
         index = index[(values >= low[axis]) & (values <= high[axis])]
     return index
+
+
+def _to_object(away, gap, room, seen: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Ways out (t, 3), gaps and rooms (t,) from world space (``seen``: the mesh's object to
+    world) to its object space: a face's normal carried as normals are (the transpose of the
+    matrix), a distance along it as the inverse matrix carries the normal's length."""
+    local = away @ seen[:3, :3]
+    length = np.maximum(np.linalg.norm(local, axis=1), 1e-30)
+    return local / length[:, None], gap / length, room / length
 
 
 def _unit(vectors: np.ndarray) -> np.ndarray:

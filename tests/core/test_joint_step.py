@@ -56,7 +56,8 @@ class Pair:
             points = worlds[i]
             near = np.linalg.norm(points - other.centre, axis=1) <= other.radius * 1.01
             queried = near.nonzero()[0]
-            push, touching, away = np.zeros_like(points), np.zeros(len(points), dtype=bool), np.zeros_like(points)
+            push, touching = np.zeros_like(points), np.zeros(len(points), dtype=bool)
+            away, gap, room = np.zeros_like(points), np.zeros(len(points)), np.zeros(len(points))
             if queried.size:
                 motion = self.paths[j, self.frame] - self.paths[j, max(self.frame - 1, 0)] if whole is None else 0.0
                 rules = Colliders(
@@ -75,8 +76,9 @@ class Pair:
                 )
                 share = 1.0 if whole else self.stiffness[j] / (self.stiffness[i] + self.stiffness[j])
                 push[queried], touching[queried] = result.push * share, result.touching
-                away[queried[result.touching]] = result.away
-            found[i] = Found(push, touching, away)
+                rests = queried[result.touching]
+                away[rests], gap[rests], room[rests] = result.away, result.gap, result.room
+            found[i] = Found(push, touching, away, gap, room)
             self.previous[i] = points
         return [found[i] for i in self.order]
 

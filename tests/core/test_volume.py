@@ -208,7 +208,8 @@ def test_a_reach_that_grows_changes_what_is_shown_smoothly_without_a_pop():
     step: steps of up to 63 mm, the first one moving nothing at all."""
     scene, _shown, _response = press_sheet(0.15, 36, profile=(0.2, 0.3, 0.4, 0.5, 0.6, 0.6, 1.0))
     volume, base = scene.volume, scene.surface.positions
-    push, touching, _away = scene.query(base.astype(np.float64), None, np.inf, shown=True)
+    found = scene.query(base.astype(np.float64), None, np.inf, shown=True)
+    push, touching = found.push, found.touching
     contact = nonzero_rows(push) | touching
     dent = -base[:, 2].min()
 
