@@ -1376,9 +1376,10 @@ class Resting:
         self.rests = np.zeros(count, dtype=bool)
         self.on = np.full(count, -1, dtype=np.int16)
         self.origin, self.point, self.normal, self.inward = (np.zeros((count, 3)) for _ in range(4))
-        self.away = np.zeros((count, 3))  # the way out of the collider (``Pushes.away``)
-        self.gap = np.zeros(count)  # and how far the face lies behind it (``Pushes.gap``)
-        self.room = np.zeros(count)  # and how much nearer it may come (``Pushes.room``)
+        # The way out of the collider (``Pushes.away``), how far the face lies behind it and
+        # how much nearer it may come (``gap``, ``room``): single precision, as the solver's.
+        self.away = np.zeros((count, 3), dtype=np.float32)
+        self.gap, self.room = np.zeros(count, dtype=np.float32), np.zeros(count, dtype=np.float32)
 
     def still(self, index, points, standoff: float, tolerance: float) -> np.ndarray:
         """Which vertices ``index``, now at ``points``, still rest: moved less than half the

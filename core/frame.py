@@ -54,7 +54,7 @@ class Found(NamedTuple):
 class Find(Protocol):
     """``find(positions (n, 3), among, within, shown=False)``: the pushes out of the colliders
     of the vertices ``among`` (indices; every vertex when None) and those resting on one
-    (``Found``). ``within``: how far any vertex of ``among`` moved
+    (``Found``), in the solver's space. ``within``: how far any vertex of ``among`` moved
     since the frame's first ``find`` (its broad phase may test only those that were that
     near a collider then). ``shown``: the positions are shown ones (a swing, the volume
     given back), not the solver's: the query must leave its contact memory as it was

@@ -44,6 +44,19 @@ class _Level:
 
 
 @dataclass
+class _Rests:
+    """The vertices resting on colliders, as a step holds them (``Surface._resting_ways``):
+    per level, coarse to fine, the box (6, n_j) int8 of the ways out of each vertex's resting
+    descendants (``NOT_RESTING`` where none rests) and the vertices with one (``marked``);
+    and each resting vertex's room (``room``, by the finest level's ``marked``)."""
+
+    boxes: list[np.ndarray]
+    marked: list[np.ndarray]
+    room: np.ndarray
+    key: tuple[np.ndarray, np.ndarray]  # the finest level's resting vertices and their boxes
+
+
+@dataclass
 class _Coefficients:
     """Per-step coefficients of one level: scalars, or (n_j,) arrays where a map applies."""
 
@@ -69,7 +82,7 @@ class Surface:
 
     #: Not kept in a copy of the state (``core.checkpoints``): the last frame's resting ways,
     #: made again when needed.
-    TRANSIENT = ("_ways", "_room")
+    TRANSIENT = ("_ways",)
 
     _positions: np.ndarray  # the finest level's solution in the mesh's order, (n, 3)
     _stale: list[np.ndarray]  # each level's vertices pushed at the last step
@@ -249,8 +262,7 @@ class Surface:
             lv.plastic[:] = 0
             lv.offsets[:] = 0
             lv.pending[:] = 0
-        self._ways: list[np.ndarray] | None = None  # the last step's ``_resting_ways``
-        self._room: np.ndarray | None = None  # and its resting vertices' gaps
+        self._ways: _Rests | None = None  # the last step's ``_resting_ways``
         self._stale = [np.zeros(0, dtype=np.int64) for _ in self._levels]  # pushed last step
         self._positions = np.zeros((self.vertex_count, 3), dtype=DTYPE)  # the finest level's, (n, 3)
         self._place(np.zeros((3, self.vertex_count), dtype=DTYPE), update=False)
@@ -352,7 +364,7 @@ class Surface:
             d = np.nan_to_num(d, nan=0.0, posinf=0.0, neginf=0.0)
         return d
 
-    def _idle(self, d: np.ndarray, touch: list[np.ndarray] | None, dt: float) -> bool:
+    def _idle(self, d: np.ndarray, touch: "_Rests | None", dt: float) -> bool:
         """A step that would change nothing: no push, and no elastic offset left to relax
         (each is 0, kept by a vertex resting on a collider, or on a level that never
         recovers), nor a new prolongation method to rebuild for. The shape stays bit for bit,
@@ -366,25 +378,21 @@ class Surface:
         for j, lv in enumerate(self._levels):
             relaxing = lv.elastic.any(axis=0) & (coefficients[j].relaxation != 0)
             if touch is not None:
-                relaxing &= ~self._held(j, touch[j])
+                relaxing &= ~self._held(j, touch)
             if relaxing.any():
                 return False
         return True
 
-    def _resting_ways(self, resting, away, gap, room) -> list[np.ndarray] | None:
+    def _resting_ways(self, resting, away, gap, room) -> "_Rests | None":
         """The vertices ``resting`` (n,) (the finest level's order) and their ways out of
         their colliders (``away`` (n, 3), ``gap`` and ``room`` (n,), the mesh's order:
-        ``step``'s),
-        restricted to every level, coarse to fine: for each vertex, the box (6, n_j) int8 that
-        holds every resting descendant's
-        way out (``AWAY_SCALE`` times the largest of each component, then of its negative,
-        rounded up), ``NOT_RESTING`` where none rests. The whole cube (held both ways) for a
+        ``step``'s), restricted to every level, coarse to fine: for each vertex, the box that
+        holds every resting descendant's way out (``AWAY_SCALE`` times the largest of each
+        component, then of its negative, rounded up). The whole cube (held both ways) for a
         vertex the collider presses, whose rest lies behind the face it rests on (a held
         press: its dent stays as it is, bulge and all), or whose way is not known (0, or no
         ``away``); a vertex pushed onto a collider from a rest in front of it (the floor
-        under a crushed mesh) holds only against its way out. Keeps each resting vertex's
-        room (the finest level's order) in ``_room``."""
-        self._room = None
+        under a crushed mesh) holds only against its way out."""
         if resting is None or not resting.any():
             return None
         at = resting.nonzero()[0]
@@ -393,39 +401,41 @@ class Surface:
         box = np.ceil(AWAY_SCALE * np.concatenate([ways.T, -ways.T]) - 1e-3)
         finest = self._levels[-1]
         face = np.zeros(at.size) if gap is None else np.asarray(gap, dtype=np.float64)[rows]  # its face behind it
-        self._room = np.zeros(self.vertex_count)
-        if room is not None:
-            self._room[at] = np.maximum(np.asarray(room, dtype=np.float64)[rows], 0.0)
         behind = (
             dot(_gather(finest.rest, at) - _gather(finest.solution, at), ways.T) < -face - PRESSED * self._negligible
         )
         box[:, ~ways.any(axis=1) | behind] = AWAY_SCALE
-        finest_box = np.full((6, self.vertex_count), NOT_RESTING, dtype=np.int8)
-        finest_box[:, at] = np.clip(box, -AWAY_SCALE, AWAY_SCALE)
+        box = np.clip(box, -AWAY_SCALE, AWAY_SCALE).astype(np.int8)
+        space = np.zeros(at.size) if room is None else np.maximum(np.asarray(room, dtype=np.float64)[rows], 0.0)
         kept = self._ways  # a held press rests the same way every frame
-        if kept is not None and np.array_equal(kept[-1], finest_box):
+        if kept is not None and np.array_equal(kept.key[0], at) and np.array_equal(kept.key[1], box):
+            kept.room = space
             return kept
-        touch = [finest_box]
+        finest_box = np.full((6, self.vertex_count), NOT_RESTING, dtype=np.int8)
+        finest_box[:, at] = box
+        boxes, marked = [finest_box], [at]
         for j in range(self.level_count - 1, 0, -1):
-            touch.insert(0, self.hierarchy.restrict_max(j, touch[0]))
-        self._ways = touch
-        return touch
+            boxes.insert(0, self.hierarchy.restrict_max(j, boxes[0]))
+            marked.insert(0, (boxes[0][0] != NOT_RESTING).nonzero()[0])
+        self._ways = _Rests(boxes, marked, space, (at, box))
+        return self._ways
 
-    def _held(self, level: int, box: np.ndarray) -> np.ndarray:
-        """The vertices of ``level`` whose elastic offsets the resting vertices keep from
-        relaxing (``box``: ``_resting_ways``'s): where relaxing them could move the vertex,
+    def _held(self, level: int, rests: "_Rests") -> np.ndarray:
+        """The vertices of ``level`` whose elastic offsets the resting vertices (``rests``:
+        ``_resting_ways``'s) keep from relaxing: where relaxing them could move the vertex,
         or a resting descendant, into its collider, part of the offset lying along a way out
         some descendant has. Not otherwise: a contact pushes, it does not pull. A ball
         crushed onto a floor and gone: the coarse levels' offsets it left point down, into
         the mesh, the vertices it pushed onto the floor leave it upward, and relaxing lifts
         them: the mesh springs back (held both ways, it stayed crushed for good)."""
-        held = np.zeros(box.shape[1], dtype=bool)
-        marked = (box[0] != NOT_RESTING).nonzero()[0]
+        lv = self._levels[level]
+        held = np.zeros(lv.rest.shape[1], dtype=bool)
+        marked = rests.marked[level]
         if marked.size:
             # Relaxing moves a vertex against its elastic offset; one resting a little off
             # its face may come that much nearer (its own, on the finest level).
-            room = self._room[marked] if level == self.level_count - 1 and self._room is not None else 0.0
-            held[marked] = _into(-_gather(self._levels[level].elastic, marked), box[:, marked], room)
+            room = rests.room if level == self.level_count - 1 else 0.0
+            held[marked] = _into(-_gather(lv.elastic, marked), _gather(rests.boxes[level], marked), room)
         return held
 
     def _place(
@@ -433,12 +443,12 @@ class Surface:
         d: np.ndarray,
         update: bool,
         dt: float = 1.0,
-        touch: list[np.ndarray] | None = None,
+        touch: "_Rests | None" = None,
         correcting: bool = False,
     ) -> None:
         """One pass down (restriction) and up (response) the hierarchy.
 
-        ``touch`` (``_resting_ways``, per level) marks the vertices resting on a collider
+        ``touch`` (``_resting_ways``'s) marks the vertices resting on a collider
         and their ancestors: a resting vertex keeps its own offsets from relaxing, and the
         ancestors' where that could move it into the collider (``_held``); the finest level
         holds it where it rests.
@@ -488,7 +498,7 @@ class Surface:
                 # Vertices resting on a collider stay where they rest: whatever the coarser
                 # levels do this step (a share damping lets through, say), the finest level
                 # holds them there, as it holds a pushed vertex at its goal.
-                resting = np.setdiff1d((touch[j][0] != NOT_RESTING).nonzero()[0], contact, assume_unique=True)
+                resting = np.setdiff1d(touch.marked[j], contact, assume_unique=True)
                 contact = np.union1d(contact, resting)
                 resting_before = _gather(lv.solution, resting)
             # A correction moves the finest level alone: the coarse levels stay as they are,
@@ -501,7 +511,7 @@ class Surface:
                 if touch is not None:
                     if resting is not None:  # (a resting vertex's own offsets: as its ancestors')
                         in_contact[resting] = False
-                    in_contact |= self._held(j, touch[j])
+                    in_contact |= self._held(j, touch)
                 again[self._relax(lv, in_contact, coefficients[j])] = True
                 if not coarse_correction:
                     again[self._stale[j]] = True
@@ -533,8 +543,8 @@ class Surface:
                 # ... except where the coarser levels take them away from the collider: a
                 # contact pushes, it does not pull (a mesh crushed onto a floor springing back).
                 motion = _gather(placed, resting) - resting_before
-                room = 0.0 if self._room is None else self._room[resting]
-                leaving = ~_into(motion, touch[j][:, resting], room) & motion.any(axis=0)
+                room = touch.room[np.searchsorted(touch.marked[j], resting)]
+                leaving = ~_into(motion, _gather(touch.boxes[j], resting), room) & motion.any(axis=0)
                 if leaving.any():
                     contact = np.setdiff1d(contact, resting[leaving], assume_unique=True)
                     at = contact if rows is None else np.searchsorted(rows, contact)

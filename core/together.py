@@ -31,9 +31,9 @@ from .vectors import nonzero_rows
 #: Rounds of shared corrections after the step; the last one takes whole pushes.
 ROUNDS = 4
 
-#: ``ask(positions, whole)``: for each surface, the pushes (n, 3) out of its colliders and
-#: its partners and those resting on one (``core.frame.Found``), asked about every surface at ``positions``
-#: (a list, one (n, 3) array each). ``whole`` is None for the frame's first question (the
+#: ``ask(positions, whole)``: for each surface, the pushes out of its colliders and its
+#: partners and those resting on one (``core.frame.Found``), asked about every surface at
+#: ``positions`` (a list, one (n, 3) array each). ``whole`` is None for the frame's first question (the
 #: colliders' motion is read), else whether the pushes out of partners are whole (True, the
 #: last round) or each surface's share (False).
 Ask = Callable[[list[np.ndarray], bool | None], list[Found]]

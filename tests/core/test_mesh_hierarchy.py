@@ -193,3 +193,29 @@ def test_every_frame_of_a_thin_tube_turns_with_its_coarse_level():
         _surface, turned = hierarchy.prolong_with_frames(level, turn @ coarse, "linear")
         expected = np.einsum("ij,jkn->ikn", turn, frames(slice(None)))
         assert np.abs(turned(slice(None)) - expected).max() < 1e-9, f"level {level}"
+
+
+@pytest.mark.parametrize("kind", ["grid", "mesh"])
+def test_restricting_integer_fields_by_max_gives_each_parent_the_largest_of_its_marked_children(kind):
+    """``restrict_max`` (the solver's boxes of the ways out of resting vertices): each parent
+    of ``restrict_mask``'s gets, per row, the largest value among its children that carry one
+    (the type's least marks none), and a parent of none the least, against one child at a time."""
+    if kind == "grid":
+        hierarchy = GridHierarchy(4)
+    else:
+        rest, triangles = shuffled_triangulated_grid(4)
+        hierarchy = MeshHierarchy.from_triangles(rest, triangles)
+    rng = np.random.default_rng(5)
+    for j in range(len(hierarchy.sizes) - 1, 0, -1):
+        fine = np.full((6, hierarchy.sizes[j]), -128, dtype=np.int8)
+        marked = (rng.random(hierarchy.sizes[j]) < 0.2).nonzero()[0]
+        fine[:, marked] = rng.integers(-127, 128, (6, marked.size))
+        expected = np.full((6, hierarchy.sizes[j - 1]), -128, dtype=np.int8)
+        for child in marked:
+            alone = np.zeros(hierarchy.sizes[j], dtype=bool)
+            alone[child] = True
+            parents = hierarchy.restrict_mask(j, alone)
+            expected[:, parents] = np.maximum(expected[:, parents], fine[:, child : child + 1])
+        got = hierarchy.restrict_max(j, fine)
+        assert got.dtype == np.int8 and (got != -128).any() == bool(marked.size)
+        np.testing.assert_array_equal(got, expected)
