@@ -35,7 +35,7 @@ from ..core.played import NotKept, PlayedFrames
 from ..core.pressure import PressureSettings
 from ..core.pressure import pressure as pressure_of
 from ..core.self_contact import Faces
-from ..core.vectors import nonzero_rows
+from ..core.vectors import nonzero_rows, unit_rows
 from ..core.volume import Shortfall, Volume
 from . import animated, curves, guard, mesh_data, posed, preferences, pressure, structure, together
 from . import volume as keep_volume
@@ -712,8 +712,7 @@ def finder(obj, simulation: Simulation, scene, depsgraph, weigh=None, held: pose
         resting = np.flatnonzero(contact.touching)
         away = np.zeros_like(contact.away)
         if resting.size:  # (its way out as a direction in rest space)
-            carried = deformation.to_rest(contact.away[resting], resting)
-            away[resting] = carried / np.maximum(np.linalg.norm(carried, axis=1, keepdims=True), 1e-30)
+            away[resting] = unit_rows(deformation.to_rest(contact.away[resting], resting))
         return Found(displacement, contact.touching, away, contact.gap, contact.room)
 
     with posed.Deformation(obj, depsgraph, scene) if held is None else nullcontext(held) as deformation:

@@ -46,6 +46,8 @@ from functools import cache, partial
 
 import numpy as np
 
+from .vectors import unit_rows
+
 #: Vertices within this fraction of a collider's size outside it touch it (a new contact).
 TOUCH_TOLERANCE = 1e-4
 #: A vertex that was in contact at the last query keeps touching within this fraction of the
@@ -837,7 +839,7 @@ def _back_into_containers(cast: Cast, colliders: Colliders, points, tilted, stan
     if not lost.any():
         return found
     return _shorter(
-        cast, colliders, points, lost, lambda k: _unit(colliders.centres[k] - points), tilted, standoff, found
+        cast, colliders, points, lost, lambda k: unit_rows(colliders.centres[k] - points), tilted, standoff, found
     )
 
 
@@ -1193,7 +1195,7 @@ def press_inward(inward: np.ndarray, axis: np.ndarray | None, side: int) -> np.n
         return inward
     axis = -axis * side
     facing = np.clip((inward @ axis) / AXIS_BLEND + 1.0, 0.0, 1.0)[:, None]
-    return _unit(facing * axis + (1.0 - facing) * inward)
+    return unit_rows(facing * axis + (1.0 - facing) * inward)
 
 
 def push_direction(
@@ -1212,7 +1214,7 @@ def push_direction(
     along = np.einsum("ij,ij->i", motion, inward)[:, None]
     across = motion - along * inward
     sideways = np.linalg.norm(across, axis=1)
-    tangential = _unit(across)
+    tangential = unit_rows(across)
     # Toward the collider's motion, never past it: a collider coming straight in along the
     # push drags nothing sideways, however rough (a rounding-size sideways motion tilted a
     # push at full strength, and which way it pointed was rounding's).
@@ -1225,7 +1227,7 @@ def push_direction(
         dragged = np.einsum("ij,ij->i", offsets, tangential)
         room = np.divide(grip - dragged, grip, out=np.zeros_like(grip), where=grip > 0)
         tilt *= np.clip(room, 0.0, 1.0)
-    return _unit(inward + tilt[:, None] * tangential)
+    return unit_rows(inward + tilt[:, None] * tangential)
 
 
 def _crossed_open(cast: Cast, points, directions, relative, length, sizes, standoff: float, open) -> tuple:
@@ -1464,8 +1466,3 @@ def _way_back(relative: np.ndarray) -> np.ndarray:
     the vertex's own: back the way each came into it; nan (not cast) where neither moved."""
     length = np.linalg.norm(relative, axis=1, keepdims=True)
     return np.divide(relative, length, out=np.full_like(relative, np.nan), where=length > 0)
-
-
-def _unit(vectors: np.ndarray) -> np.ndarray:
-    length = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return np.divide(vectors, length, out=np.zeros_like(vectors), where=length > 0)

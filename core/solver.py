@@ -372,7 +372,7 @@ class Surface:
         settled) cost next to nothing."""
         if self.settings.prolongation != self._built_for or d.any():
             return False
-        if any(lv.pending.any() for lv in self._levels):  # damping still lets a share through
+        if self._damping_owed():  # damping still lets a share through
             return False
         coefficients = self._per_step(dt)
         for j, lv in enumerate(self._levels):
@@ -382,6 +382,10 @@ class Surface:
             if relaxing.any():
                 return False
         return True
+
+    def _damping_owed(self) -> bool:
+        """Whether some level's damping still owes a share of an earlier press (``_drain``)."""
+        return any(lv.pending.any() for lv in self._levels)
 
     def _resting_ways(self, resting, away, gap, room) -> "_Rests | None":
         """The vertices ``resting`` (n,) (the finest level's order) and their ways out of
@@ -489,7 +493,7 @@ class Surface:
         # The contacts let go of what moves away from them only while nothing presses: a
         # collider pushing drags the coarse levels (a ball leaving a torus's hole lifts its
         # ring), and damping lets a press through after it stops; meanwhile they hold.
-        pressing = bool(contacts[-1][0].size) or any(lv.pending.any() for lv in self._levels)
+        pressing = bool(contacts[-1][0].size) or self._damping_owed()
         for j, lv in enumerate(self._levels):
             count = lv.rest.shape[1]
             contact, length = contacts[j]

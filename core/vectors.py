@@ -49,6 +49,12 @@ def nonzero_rows(a: np.ndarray) -> np.ndarray:
     return (a[:, 0] != 0) | (a[:, 1] != 0) | (a[:, 2] != 0)
 
 
+def unit_rows(a: np.ndarray) -> np.ndarray:
+    """The rows of an (n, 3) array scaled to length 1; a zero row stays 0."""
+    length = np.linalg.norm(a, axis=1, keepdims=True)
+    return np.divide(a, length, out=np.zeros_like(a), where=length > 0)
+
+
 def rows_differ(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Which rows of two (n, 3) arrays differ, (n,) bool (see ``nonzero_rows``)."""
     differ = a != b

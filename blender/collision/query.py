@@ -39,7 +39,7 @@ from ...core.contact import (
     turned,
 )
 from ...core.frame import unchanged
-from ...core.vectors import nonzero_rows
+from ...core.vectors import nonzero_rows, unit_rows
 from .colliders import Collider, carried_box, usable_colliders
 from .patch import Patch
 from .raycast import RayCaster
@@ -255,7 +255,7 @@ class CollisionQuery:
         else:
             local_normals = normals(queried) if callable(normals) else normals[queried]
         to_object = np.linalg.inv(seen)
-        normal_world = _unit(local_normals @ to_object[:3, :3])  # normals: the inverse transpose
+        normal_world = unit_rows(local_normals @ to_object[:3, :3])  # normals: the inverse transpose
         state = (
             [(c.obj.name, now.tobytes()) for c, now in zip(colliders, placed, strict=True)],
             seen.tobytes(),
@@ -649,11 +649,6 @@ def _to_object(away, gap, room, seen: np.ndarray) -> tuple[np.ndarray, np.ndarra
     local = away @ seen[:3, :3]
     length = np.maximum(np.linalg.norm(local, axis=1), 1e-30)
     return local / length[:, None], gap / length, room / length
-
-
-def _unit(vectors: np.ndarray) -> np.ndarray:
-    length = np.linalg.norm(vectors, axis=1, keepdims=True)
-    return np.divide(vectors, length, out=np.zeros_like(vectors), where=length > 0)
 
 
 def _flat_normals(colliders: list[Collider]) -> np.ndarray:

@@ -144,13 +144,18 @@ def test_the_cache_builds_once_per_topology_and_rest_shape():
     assert cache.builds == 3
 
 
+def _grid_or_mesh(kind: str, level: int):
+    """The hierarchy of a (2^level + 1)^2 grid: the grid's own, or a general mesh's of its
+    triangles, shuffled."""
+    if kind == "grid":
+        return GridHierarchy(level)
+    rest, triangles = shuffled_triangulated_grid(level)
+    return MeshHierarchy.from_triangles(rest, triangles)
+
+
 @pytest.mark.parametrize("kind", ["grid", "mesh"])
 def test_restricting_a_mask_marks_exactly_the_parents_max_restriction_moves(kind):
-    if kind == "grid":
-        hierarchy = GridHierarchy(5)
-    else:
-        rest, triangles = shuffled_triangulated_grid(5)
-        hierarchy = MeshHierarchy.from_triangles(rest, triangles)
+    hierarchy = _grid_or_mesh(kind, 5)
     rng = np.random.default_rng(3)
     for j in range(len(hierarchy.sizes) - 1, 0, -1):
         mask = rng.random(hierarchy.sizes[j]) < 0.05
@@ -200,11 +205,7 @@ def test_restricting_integer_fields_by_max_gives_each_parent_the_largest_of_its_
     """``restrict_max`` (the solver's boxes of the ways out of resting vertices): each parent
     of ``restrict_mask``'s gets, per row, the largest value among its children that carry one
     (the type's least marks none), and a parent of none the least, against one child at a time."""
-    if kind == "grid":
-        hierarchy = GridHierarchy(4)
-    else:
-        rest, triangles = shuffled_triangulated_grid(4)
-        hierarchy = MeshHierarchy.from_triangles(rest, triangles)
+    hierarchy = _grid_or_mesh(kind, 4)
     rng = np.random.default_rng(5)
     for j in range(len(hierarchy.sizes) - 1, 0, -1):
         fine = np.full((6, hierarchy.sizes[j]), -128, dtype=np.int8)
