@@ -19,11 +19,23 @@ edge on a sphere). Without friction the guard looks only near the contact
 (``near_contact``), straightens as above, and then carries the surface beside what the
 colliders hold along with it (``carry``): scaling a pushed vertex back does not last, the
 next push puts it there again.
+
+Nor does a press held still push anything, yet a step moves the surface: the offsets out of
+contact relax toward the shape the press holds, and where that shape turns faces over (the
+thin faces round a deep dent in a finely divided sphere) relaxing turns them over. Straightened
+after, the next step relaxes them back into the fold, and a press held still moved every
+frame. So, while nothing pushes (``core.frame.HELD_STILL``), first the motion of the vertices that relaxing their own
+finest offsets alone moved (the coarser levels hold still under them: the press holds
+those) is taken back around what it turned over, just enough (``held_back``): they relax as
+far as they can without folding, and a press held still comes to rest. A surface springing
+back moves with its coarse levels and is left to ``straighten``: taken back, it stayed
+crushed.
 """
 
 import numpy as np
 
 from .graph import polygon_neighbours, ranges, symmetric_graph
+from .vectors import rows_differ
 
 #: Bisection steps for the factor on the response along the surface (1/256 at the end).
 ROUNDS = 8
@@ -75,6 +87,7 @@ class FoldGuard:
             fans.append(np.stack([corners[starts[big]], corners[starts[big] + i], corners[starts[big] + i + 1]], 1))
         triangles = np.concatenate(fans)
         self.rest = np.asarray(rest, dtype=np.float64)
+        self.size = float(np.linalg.norm(np.ptp(self.rest, axis=0))) if len(self.rest) else 0.0  # (its box's diagonal)
         self._rest32 = self.rest.astype(np.float32)
         self.normals = np.asarray(normals, dtype=np.float64)
         self._normals32 = self.normals.astype(np.float32)
@@ -170,6 +183,38 @@ class FoldGuard:
             placed = self._scaled_down(positions, region, weight)
             if placed is not None:
                 return placed - positions
+        return None
+
+    def held_back(
+        self, before: np.ndarray, after: np.ndarray, free: np.ndarray, near: np.ndarray | None = None
+    ) -> np.ndarray | None:
+        """The displacement (n, 3) that takes back, around the faces a step turned over, the
+        step's motion (``before`` to ``after``, (n, 3)) of the vertices ``free`` (n,) bool
+        (neither pushed nor resting, moved by relaxing their own offsets:
+        ``Surface.relaxed_alone``), just enough that none stays turned; faces turned at
+        ``before`` are not the step's. None where the step turned none, or taking back that
+        motion does not undo them (the others' fold: ``straighten``'s). ``near`` (n,) bool:
+        only the faces around these vertices are looked at."""
+        moved = rows_differ(after, before) & free
+        if near is not None:
+            moved &= near
+        if not moved.any():
+            return None
+        # (Every face around them: one moved along its normal alone turns a face over whose
+        # other corners an earlier press dragged along the surface.)
+        folded = self.folded(after, moved.nonzero()[0])
+        folded = folded[~self._turned(before, folded)]
+        if folded.size == 0:
+            return None
+        after = np.asarray(after, dtype=np.float64)
+        before = np.asarray(before, dtype=np.float64)
+        for rings in REGION_RINGS:
+            region, fading = self._around(self.triangles[folded].ravel(), rings)
+            already = self._turned(before, self._faces_around(region))
+            for weight in (fading, np.ones_like(fading)):
+                placed = self._scaled(after, region, weight * free[region], after[region] - before[region], already)
+                if placed is not None:
+                    return placed - after
         return None
 
     def near_contact(self, held: np.ndarray) -> np.ndarray:

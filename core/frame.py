@@ -4,7 +4,9 @@ A step moves more than the pushed vertices: coarse levels spread a push, bulging
 lift the surface around it, damping holds part of it back, relaxation lets offsets spring
 back, and friction drags the surface along. Any of these can put a vertex back inside a
 collider, and friction can fold faces. So after the step, on the vertices it moved:
-1. folds are straightened (``FoldGuard``), then
+1. while nothing pushes further than a hair (a press held still), what relaxing the finest
+   offsets alone turned over is taken back, just enough; the folds left are straightened
+   (``FoldGuard``), then
 2. they are asked of the colliders again, and those inside are pushed out on the finest
    level alone (``Surface.correct``): nothing else moves, so one pass is enough.
 This is the thesis's answer for what a step leaves (section 5.6: apply the algorithm again
@@ -34,6 +36,10 @@ CALMING_ROUNDS = 4
 #: Rounds of carrying the surface beside what the pushes fold and pushing out what that
 #: takes into a collider (``_mend``).
 CARRYING_ROUNDS = 3
+#: A press is held still (``_mend``: what relaxing folds is taken back) while no push is
+#: longer than this share of the mesh's size: a collider keyed still, or spinning in place
+#: (its faces swing under the vertices it holds by up to 1 % of its size), or trembling.
+HELD_STILL = 0.01
 
 
 class Found(NamedTuple):
@@ -164,7 +170,9 @@ def _mend(
     held: np.ndarray,
     friction: bool,
 ) -> tuple[np.ndarray, np.ndarray]:
-    """After a step: straighten folds, then push out what the step put back inside. Returns
+    """After a step: while nothing pushes further than ``HELD_STILL``, take back what relaxing
+    the finest offsets alone folded (``FoldGuard.held_back``, ``Surface.relaxed_alone``); straighten the folds left,
+    then push out what the step put back inside. Returns
     the pushes out (n, 3) and which vertices the colliders hold then, (n,) bool. ``held``
     (n,) bool: the vertices the colliders pushed or held before the step; without
     ``friction`` folds are looked for only near them (``FoldGuard.straighten``), and the
@@ -178,6 +186,17 @@ def _mend(
         # ball ended 10 cm inside the bone). There it keeps to friction's drag, as before.
         guard = None
     near = None if guard is None or friction else guard.near_contact(held)
+    kept = None
+    if guard is not None and _held_still(push, guard.size):
+        # (A press held still: nothing pushes further than a hair. Only what relaxing the
+        # finest offsets alone moved: a surface springing back moves with its coarse levels,
+        # and taken back it stayed crushed; a squeeze closing on stretched further.)
+        alone = np.zeros(held.shape, dtype=bool)
+        alone[surface.relaxed_alone()] = True
+        kept = guard.held_back(before, after, alone & ~held, near)
+    if kept is not None and surface.correct(kept):
+        after = surface.positions
+        moved = rows_differ(after, before)
     unfold = None if guard is None else guard.straighten(after, moved.nonzero()[0], near)
     if unfold is not None and surface.correct(unfold):
         after = surface.positions
@@ -197,6 +216,12 @@ def _mend(
     if guard is not None and near is not None:
         _carry_along(surface, find, guard, near, held, before, again, touching)
     return again, touching
+
+
+def _held_still(push: np.ndarray, size: float) -> bool:
+    """Whether no push (n, 3) is longer than ``HELD_STILL`` of ``size``."""
+    pushing = push[nonzero_rows(push)]
+    return not pushing.size or float(np.einsum("ij,ij->i", pushing, pushing).max()) <= (HELD_STILL * size) ** 2
 
 
 def _carry_along(surface, find: Find, guard: FoldGuard, near, held, before, again, touching) -> None:

@@ -82,10 +82,11 @@ class Surface:
 
     #: Not kept in a copy of the state (``core.checkpoints``): the last frame's resting ways,
     #: made again when needed.
-    TRANSIENT = ("_ways",)
+    TRANSIENT = ("_ways", "_relaxed_alone")
 
     _positions: np.ndarray  # the finest level's solution in the mesh's order, (n, 3)
     _stale: list[np.ndarray]  # each level's vertices pushed at the last step
+    _relaxed_alone: np.ndarray | None  # ``relaxed_alone``'s, in the finest level's order
 
     def __init__(self, hierarchy: Hierarchy, rest_positions: np.ndarray, settings: LevelSettings | None = None):
         rest = np.asanyarray(rest_positions, dtype=np.float64)
@@ -248,6 +249,16 @@ class Surface:
         grid's)."""
         return finest if self._rank is None else finest.take(self._rank, axis=1)
 
+    def relaxed_alone(self) -> np.ndarray:
+        """The vertices (indices, the mesh's order) the last step moved by relaxing their own
+        finest-level offsets, out of contact, while the coarser levels under them moved them
+        little or not at all (``ALONE``): a press held still moves only these
+        (``core.folds.FoldGuard.held_back``)."""
+        alone = self._relaxed_alone
+        if alone is None:
+            return np.zeros(0, dtype=np.int64)
+        return alone if self._order is None else self._order[alone]
+
     def elastic_offsets(self, level: int) -> np.ndarray:
         """The elastic offsets of one level, (3, n_j) object space, as the solver holds them
         (read only: for ``core.pressure`` and ``core.overshoot``, which read them each frame)."""
@@ -263,6 +274,7 @@ class Surface:
             lv.offsets[:] = 0
             lv.pending[:] = 0
         self._ways: _Rests | None = None  # the last step's ``_resting_ways``
+        self._relaxed_alone = None
         self._stale = [np.zeros(0, dtype=np.int64) for _ in self._levels]  # pushed last step
         self._positions = np.zeros((self.vertex_count, 3), dtype=DTYPE)  # the finest level's, (n, 3)
         self._place(np.zeros((3, self.vertex_count), dtype=DTYPE), update=False)
@@ -315,6 +327,7 @@ class Surface:
         if not dt > 0:
             raise ValueError(f"dt must be positive, got {dt}")
         d = self._displacement(displacement)
+        self._relaxed_alone = None
         resting = None
         if touching is not None:
             touching = np.asanyarray(touching, dtype=bool)
@@ -488,6 +501,7 @@ class Surface:
         # level's share is measured against the undamped motion, so the split between levels
         # does not depend on the step length (frame-rate independence with damping).
         held_back: np.ndarray | None = None
+        settling = None  # the finest level's relaxing vertices (``relaxed_alone``)
         moved = np.zeros(0, dtype=bool)  # the coarser level's vertices that moved this step
         last = self.level_count - 1
         # The contacts let go of what moves away from them only while nothing presses: a
@@ -516,7 +530,10 @@ class Surface:
                     if resting is not None:  # (a resting vertex's own offsets: as its ancestors')
                         in_contact[resting] = False
                     in_contact |= self._held(j, touch)
-                again[self._relax(lv, in_contact, coefficients[j])] = True
+                relaxed, shrunk = self._relax(lv, in_contact, coefficients[j])
+                again[relaxed] = True
+                if j == last and not correcting:  # (where they were, and how far relaxing takes them)
+                    settling = relaxed, _gather(lv.solution, relaxed), shrunk
                 if not coarse_correction:
                     again[self._stale[j]] = True
                 if j < last and not correcting:
@@ -576,6 +593,8 @@ class Surface:
                 self._stale[j] = contact if update else contact[:0]
             lv.solution = placed
         finest = self._levels[-1].solution
+        if settling is not None:
+            self._relaxed_alone = _alone(finest, *settling)
         changed = None if rows is None else moved.nonzero()[0]
         if changed is None or changed.size > SPARSE_FRACTION * moved.size:
             for axis in range(3):  # a row at a time: a transposed copy of the whole is 4 x slower
@@ -603,18 +622,19 @@ class Surface:
         reach[:, pushed] = _gather(lv.solution, pushed) + _gather(d, pushed) - _gather(lv.rest, pushed)
         return reach
 
-    def _relax(self, lv: _Level, in_contact: np.ndarray, c: _Coefficients) -> np.ndarray:
+    def _relax(self, lv: _Level, in_contact: np.ndarray, c: _Coefficients) -> tuple[np.ndarray, np.ndarray]:
         """Elastic offsets out of contact shrink by the relaxation fraction; contact keeps them.
         What shrinks below float32 resolution at the object's size becomes exactly 0.
-        Returns the vertices whose offsets changed."""
+        Returns the vertices whose offsets changed, and by how much they shrank (3, m)."""
         if not c.relaxation.any():
-            return np.zeros(0, dtype=np.int64)
+            return np.zeros(0, dtype=np.int64), np.zeros((3, 0), dtype=lv.elastic.dtype)
         relaxing = (lv.elastic.any(axis=0) & ~in_contact).nonzero()[0]
-        elastic = _gather(lv.elastic, relaxing) * _at(c.kept, relaxing)
+        was = _gather(lv.elastic, relaxing)
+        elastic = was * _at(c.kept, relaxing)
         elastic[np.abs(elastic) < self._negligible] = 0
         lv.elastic[:, relaxing] = elastic
         lv.offsets[:, relaxing] = _gather(lv.plastic, relaxing) + elastic
-        return relaxing
+        return relaxing, was - elastic
 
     @staticmethod
     def _respond(
@@ -754,6 +774,11 @@ PRESSED = 1000
 #: passes this share of its length.
 AWAY_SLACK = 0.05
 
+#: ``Surface.relaxed_alone``: a vertex's relaxing moves it alone where the coarser levels under
+#: it moved it no further than this share of that (a coarse vertex still relaxing a bulge
+#: far off, say); a surface springing back moves with its coarse levels.
+ALONE = 0.5
+
 #: A level is placed again row by row when fewer than this fraction of its vertices need it,
 #: else whole (the same result: gathers cost more than a pass over most of a level).
 SPARSE_FRACTION = 0.5
@@ -795,6 +820,14 @@ def _into(motion: np.ndarray, box: np.ndarray, room: np.ndarray | float = 0.0) -
     high, low = box[:3] / AWAY_SCALE, -box[3:] / AWAY_SCALE
     against = np.maximum(-motion * high, -motion * low).sum(axis=0)
     return against > room + AWAY_SLACK * norm(motion)
+
+
+def _alone(finest: np.ndarray, relaxed: np.ndarray, was: np.ndarray, shrunk: np.ndarray) -> np.ndarray:
+    """Of the finest level's vertices ``relaxed`` (indices), placed at ``was`` (3, m) before the
+    step, whose offsets shrank by ``shrunk`` (3, m), those their own relaxing moved at least
+    ``1 / ALONE`` times as far as the coarser levels under them did (now at ``finest``)."""
+    under = _gather(finest, relaxed) - was + shrunk  # the motion less the vertex's own
+    return relaxed[dot(under, under) <= ALONE**2 * dot(shrunk, shrunk)]
 
 
 def _contact(d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

@@ -166,7 +166,15 @@ class Frames:
     def play(self, frame: int) -> np.ndarray:
         """Bring the colliders to ``frame`` and respond; returns the positions (n, 3)."""
         self.motions = np.array([c.at(frame) for c in self.colliders])
-        advance(self.surface, self.query, self.dt, self.guard, self.overshoot, volume=self.volume)
+        advance(
+            self.surface,
+            self.query,
+            self.dt,
+            self.guard,
+            self.overshoot,
+            volume=self.volume,
+            friction=self.friction > 0,  # (as the add-on: without, folds are looked for near the contact)
+        )
         extra = shown(self.surface, self.overshoot, self.volume)
         return (self.surface.positions if extra is None else extra).astype(np.float64)
 
