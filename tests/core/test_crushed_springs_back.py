@@ -73,6 +73,15 @@ def crushed(seed: int, friction: float | None = None):
         support = Box([-up * 0.5] * (last + 1), half)
     else:
         support = Floor([np.zeros(3)] * (last + 1), up, 3.0)
+    drawn = 0.0 if rng.random() < 0.5 else float(rng.uniform(0.1, 1.0))
+    friction = drawn if friction is None else friction
+    colliders = [Ball(path, ball_radius), support]
+    scene = Frames(elastic(rest, corners, sizes, name), faces, colliders, friction=friction, fps=fps)
+    return scene, rest, gone, last, name
+
+
+def elastic(rest, corners, sizes, name: str) -> Surface:
+    """A surface of the mesh with the elastic preset ``name``'s curves (nothing yields)."""
     hierarchy = build_hierarchy(rest, corners, sizes)
     levels = len(hierarchy.sizes)
     curve, response, time_to_rest = PRESETS[name]
@@ -80,13 +89,9 @@ def crushed(seed: int, friction: float | None = None):
         absorption=np.interp(np.linspace(0.0, 1.0, levels), np.linspace(0.0, 1.0, 4), curve),
         response_time=np.full(levels, response),
         time_to_rest=np.full(levels, time_to_rest),
-        yield_limit=np.full(levels, 10.0),  # elastic: nothing yields
+        yield_limit=np.full(levels, 10.0),
     )
-    drawn = 0.0 if rng.random() < 0.5 else float(rng.uniform(0.1, 1.0))
-    friction = drawn if friction is None else friction
-    colliders = [Ball(path, ball_radius), support]
-    scene = Frames(Surface(hierarchy, rest, settings), faces, colliders, friction=friction, fps=fps)
-    return scene, rest, gone, last, name
+    return Surface(hierarchy, rest, settings)
 
 
 def _height(rest, side, up, radius: float, depth: float) -> float:

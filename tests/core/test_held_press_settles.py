@@ -15,10 +15,9 @@ Played as the add-on plays them: without friction the guard looks near the conta
 
 import numpy as np
 import pytest
-from test_crushed_springs_back import PRESETS
+from test_crushed_springs_back import PRESETS, elastic
 
 from contact_scenes import Ball, Frames
-from core import LevelSettings, Surface, build_hierarchy
 from scenes import uv_sphere
 
 
@@ -41,16 +40,7 @@ def held(seed: int):
     start, press = way * (top + ball_radius + 0.5), way * (top + ball_radius - depth)
     stop, last = round(0.5 * fps), round(3.0 * fps)
     path = start + (press - start) * np.clip(np.arange(last + 1) / stop, 0.0, 1.0)[:, None]
-    hierarchy = build_hierarchy(rest, faces.ravel(), np.full(len(faces), 3))
-    levels = len(hierarchy.sizes)
-    curve, response, time_to_rest = PRESETS[name]
-    settings = LevelSettings(
-        absorption=np.interp(np.linspace(0.0, 1.0, levels), np.linspace(0.0, 1.0, 4), curve),
-        response_time=np.full(levels, response),
-        time_to_rest=np.full(levels, time_to_rest),
-        yield_limit=np.full(levels, 10.0),
-    )
-    surface = Surface(hierarchy, rest, settings)
+    surface = elastic(rest, faces.ravel(), np.full(len(faces), 3), name)
     scene = Frames(surface, faces, [Ball(path, ball_radius)], friction=friction, fps=fps)
     return scene, rest, radius, last, fps, name
 
