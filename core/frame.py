@@ -171,9 +171,9 @@ def _mend(
     friction: bool,
 ) -> tuple[np.ndarray, np.ndarray]:
     """After a step: while nothing pushes further than ``HELD_STILL``, take back what relaxing
-    the finest offsets alone folded (``FoldGuard.held_back``, ``Surface.relaxed_alone``); straighten the folds left,
-    then push out what the step put back inside. Returns
-    the pushes out (n, 3) and which vertices the colliders hold then, (n,) bool. ``held``
+    the finest offsets alone folded (``FoldGuard.held_back``, ``Surface.relaxed_alone``);
+    straighten the folds left, then push out what the step put back inside. Returns the
+    pushes out (n, 3) and which vertices the colliders hold then, (n,) bool. ``held``
     (n,) bool: the vertices the colliders pushed or held before the step; without
     ``friction`` folds are looked for only near them (``FoldGuard.straighten``), and the
     surface beside what the pushes fold is carried along (``FoldGuard.carry``), and pushed
