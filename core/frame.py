@@ -213,7 +213,9 @@ def _mend(
     again, touching = found.push, found.touching
     if again.any():
         surface.correct(again)
-    if guard is not None and near is not None:
+    if guard is not None and near is not None and kept is None:
+        # (Not after a held press's relaxing is taken back: back where the last frame left
+        # it, carried again it went on, and the next frame took it back, every other frame.)
         _carry_along(surface, find, guard, near, held, before, again, touching)
     return again, touching
 
