@@ -22,14 +22,14 @@ next push puts it there again.
 
 Nor does a press held still push anything, yet a step moves the surface: the offsets out of
 contact relax toward the shape the press holds, and where that shape turns faces over (the
-thin faces round a deep dent in a finely divided sphere) relaxing turns them over. Straightened
-after, the next step relaxes them back into the fold, and a press held still moved every
-frame. So, while nothing pushes (``core.frame.HELD_STILL``), first the motion of the vertices that relaxing their own
-finest offsets alone moved (the coarser levels hold still under them: the press holds
-those) is taken back around what it turned over, just enough (``held_back``): they relax as
-far as they can without folding, and a press held still comes to rest. A surface springing
-back moves with its coarse levels and is left to ``straighten``: taken back, it stayed
-crushed.
+thin faces round a deep dent in a finely divided sphere) relaxing turns them over.
+Straightened (or carried) after, the next step relaxed them back into the fold, and a press
+held still moved every frame. So, while nothing pushes (``core.frame.HELD_STILL``), first the
+motion of the vertices that relaxing their own finest offsets alone moved (the coarser levels
+hold still under them: the press holds those) is taken back around what it turned over, just
+enough (``held_back``), and not carried on that frame: they relax as far as they can without
+folding, and a press held still comes to rest. A surface springing back moves with its coarse
+levels and is left to ``straighten``: taken back, it stayed crushed.
 """
 
 import numpy as np
