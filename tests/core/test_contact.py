@@ -537,7 +537,7 @@ def test_the_fold_guard_carries_the_surface_beside_what_a_collider_holds_past_it
     pushed = rest.copy()
     pushed[held] += [2.0 * (rest[1, 0] - rest[0, 0]), 0.0, -0.1]
     assert guard.folded(pushed).size > 0
-    carry, complete = guard.carry(pushed, held, guard.near_contact(held), rest)
+    carry, complete = guard.carry(pushed, held, rest)
     carried = pushed + carry
     assert complete and guard.folded(carried).size == 0
     np.testing.assert_array_equal(carry[held], 0.0)  # where the collider put them

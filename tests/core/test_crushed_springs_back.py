@@ -126,13 +126,20 @@ def test_a_mesh_crushed_onto_a_support_springs_back_once_the_press_has_gone(seed
     _springs_back(*crushed(seed))
 
 
-@pytest.mark.xfail(strict=True, reason="README, Known failures: 1.5-2.4 cm inside the box while held")
-@pytest.mark.parametrize("friction", [0.3, 1.0])
-def test_a_stiff_shell_crushed_onto_a_box_with_friction_stays_out_of_it(friction):
-    """Seed 35's crush (Stiff Shell, 76 % of its height onto a box) with friction leaves
-    vertices inside the box while held (2.9 cm before this version; not traced); without
-    friction, as drawn, it passes."""
-    _springs_back(*crushed(35, friction))
+CRUSHES_WITH_FRICTION = [(35, f) for f in (0.15, 0.3, 0.45, 0.7, 0.85, 1.0)] + [(10, 0.85), (10, 1.0)]
+
+
+@pytest.mark.parametrize("seed, friction", CRUSHES_WITH_FRICTION)
+def test_a_stiff_shell_crushed_onto_a_box_with_friction_stays_out_of_both(seed, friction):
+    """Seeds 35 and 10 (Stiff Shell, 76 % and 64 % of the height onto a box) with friction.
+    While the ball held, a vertex the relaxing shell had moved into the box was pushed out
+    along the box's way back to its rest, which the ball now covered; out of the ball that
+    way was longer than the push, so it was left in the middle of the overlap there
+    (``core.contact._no_room``): 8.5-29 mm inside the ball (seed 35), 65 mm (seed 10, 0.85).
+    Where there is room between the box's face and the ball along the push, it stops in the
+    middle of that room: out of both. (With that alone, seed 35 at 0.85 was still 6.3 cm
+    inside: there the surface beside the shell's folds is carried along too, with friction.)"""
+    _springs_back(*crushed(seed, friction))
 
 
 def _springs_back(scene, rest, gone, last, name) -> None:

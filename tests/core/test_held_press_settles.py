@@ -10,7 +10,10 @@ fold: 10 of these 40 held presses kept moving, every vertex caught in it travell
 nothing moving in the scene. Now relaxation
 goes only as far as it turns no face over (``FoldGuard.held_back``).
 
-Played as the add-on plays them: without friction the guard looks near the contact only.
+Played as the add-on plays them (friction or none). What relaxing folds is taken back
+anywhere on the mesh: looked for near the contact only, once the surface beside every fold
+was carried along, what relaxing folded further away was carried and relaxed back in turn
+(seed 5, Stiff Shell: a three-frame cycle, 0.76 m in the last half second).
 """
 
 import numpy as np
