@@ -340,10 +340,9 @@ class FoldGuard:
     def _folded_anywhere(self, positions: np.ndarray, looked: np.ndarray | None = None) -> np.ndarray:
         """The faces folded at ``positions`` (as ``_against`` with ``FLAT``) with a corner among
         ``looked`` (n,) bool (every vertex if None) that drifted far enough to turn one
-        (``_drifted``). Whole-array
-        float32 passes over columns of coordinates: a step usually moves most of the mesh
-        (coarse levels), and gathering its rows, or the rows of every face's corners, costs
-        more (a 126k mesh: 11 ms, against 37 ms gathered)."""
+        (``_drifted``). Whole-array float32 passes over columns of coordinates: a step usually
+        moves most of the mesh (coarse levels), and gathering its rows, or the rows of every
+        face's corners, costs more (a 126k mesh: 11 ms, against 37 ms gathered)."""
         placed = np.asarray(positions, dtype=np.float32)
         response = placed - self._rest32
         along = np.einsum("ij,ij->i", response, self._normals32)
