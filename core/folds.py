@@ -223,10 +223,10 @@ class FoldGuard:
         unfolds more. None where none folds, or smoothing unfolds none. A collider pushes
         what it holds where it must be (a box's edge laid a UV sphere's vertex past its
         neighbours, 9 of its 1,984 triangles turned over; scaled back, the push out laid it
-        there again): the surface beside it is carried along. And far from any contact, with
-        friction or without, the coarse levels moving a monkey's head crumple its features
-        7-21 rings from the ball. (A fold left is not tried again the next frame: a torus
-        sliding over a monkey's brow cost 10-40 ms a frame.)"""
+        there again): the surface beside it is carried along. And far from any contact the
+        coarse levels moving a monkey's head crumple its features 7-21 rings from the ball.
+        (A fold left is not tried again the next frame: a torus sliding over a monkey's brow
+        cost 10-40 ms a frame.)"""
         folded = self._folded_anywhere(positions)
         folded = folded[~held[self.triangles[folded]].all(axis=1)]
         folded = folded[~self._turned(before, folded)]

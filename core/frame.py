@@ -9,8 +9,8 @@ collider, and any of them can fold faces. So after the step, on the vertices it 
    (``FoldGuard``), then
 2. they are asked of the colliders again, and those inside are pushed out on the finest
    level alone (``Surface.correct``): nothing else moves, so one pass is enough;
-3. the surface beside what is still folded is carried along (``FoldGuard.carry``), and
-   what that takes into a collider pushed out in turn.
+3. without friction, the surface beside what is still folded is carried along
+   (``FoldGuard.carry``), and what that takes into a collider pushed out in turn.
 This is the thesis's answer for what a step leaves (section 5.6: apply the algorithm again
 until what the finest level must absorb is minimal), and why nothing ends inside a
 collider after relaxation, damping or bulging. What is shown on top of the response,
@@ -177,7 +177,7 @@ def _mend(
     straighten the folds left, then push out what the step put back inside. Returns the
     pushes out (n, 3) and which vertices the colliders hold then, (n,) bool. ``held``
     (n,) bool: the vertices the colliders pushed or held before the step; without
-    ``friction`` folds are straightened only near them (``FoldGuard.straighten``). Then,
+    ``friction`` folds are straightened only near them (``FoldGuard.straighten``), and then,
     anywhere, the surface beside what is still folded is carried along (``FoldGuard.carry``)
     and pushed out in turn."""
     after = surface.positions
@@ -217,9 +217,11 @@ def _mend(
     again, touching = found.push, found.touching
     if again.any():
         surface.correct(again)
-    if guard is not None and kept is None:
+    if guard is not None and not friction and kept is None:
         # (Not after a held press's relaxing is taken back: back where the last frame left
-        # it, carried again it went on, and the next frame took it back, every other frame.)
+        # it, carried again it went on, and the next frame took it back, every other frame.
+        # Nor with friction: its drag, carried, kept a squeeze held still shaking, 29 % of
+        # the mesh's size in half a second, and a held frame cost 3.3 times as much.)
         _carry_along(surface, find, guard, held, before, again, touching)
     return again, touching
 

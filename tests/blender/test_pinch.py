@@ -220,17 +220,17 @@ def test_a_mesh_squeezed_with_no_room_left_between_two_colliders_goes_no_further
     """Two jaws (two objects) closing on a random closed mesh past each other (``squeezed``):
     it cannot be out of both, but no vertex moves from rest further than 1.25 times as far as
     the jaws have swept into it, nor an edge stretches past 10 times, on a preset without a
-    bulge (3 and 18 times with Flesh's and Belly's). Measured at most 1.17 and 8.92 (2.62 and
-    16.98 bulging: seed 10, Belly, whose friction now carries the surface beside its folds
-    along too, follows the jaws two frames further than the 14.8 measured before). Before, a
-    jaw's press axis (the mean of the normals near its centre) was weighed on what the other
-    jaw had pushed to it once they passed the mesh's middle, and turned round in one frame
-    (``core.contact._squeezed``): both pushed the mesh the same way; 4 of the 16 failed, up
-    to 3.11 times the sweep (1.24 m), edges 22.6 times."""
+    bulge (3 and 16 times with Flesh's and Belly's). Measured at most 1.17 and 8.92 (2.62 and
+    14.8 bulging, as before). Before, a jaw's press axis (the mean of the normals near its
+    centre) was weighed on what the other jaw had pushed to it once they passed the mesh's
+    middle, and turned round in one frame (``core.contact._squeezed``): both pushed the mesh
+    the same way; 4 of the 16 failed, up to 3.11 times the sweep (1.24 m), edges 22.6 times.
+    (Carrying the surface beside folds with friction too stretched seed 10's, Belly's, 16.98
+    times: with friction nothing is carried.)"""
     preset, share, stretch, _inside = squeezed(seed, joined=False)
     bulging = preset in BULGING
     assert share <= (3.0 if bulging else 1.25)
-    assert stretch <= (18.0 if bulging else 10.0)
+    assert stretch <= (16.0 if bulging else 10.0)
 
 
 @pytest.mark.xfail(strict=True, reason="one object has one press axis (section 'Contact', README)")

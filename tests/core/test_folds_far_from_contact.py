@@ -7,9 +7,9 @@ round it, far from the vertices the ball holds (rest heights from -0.4 to 0.12 f
 from +z: 8 rings of polygons and more). Before, without friction, the fold guard looked for
 folds only within ``core.folds.CONTACT_RINGS`` rings of the contact: 21 of these 24 presses
 kept 2-64 of the sphere's 3,968 triangles turned over, most for as long as the ball held.
-Now the surface beside every fold the frame makes is carried along (``FoldGuard.carry``,
-anywhere), and while the press holds still the relaxing taken back wherever it folds
-(``FoldGuard.held_back``).
+Now, without friction, the surface beside every fold the frame makes is carried along
+(``FoldGuard.carry``, anywhere), and while the press holds still the relaxing is taken back
+wherever it folds (``FoldGuard.held_back``).
 """
 
 import numpy as np
