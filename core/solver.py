@@ -82,11 +82,11 @@ class Surface:
 
     #: Not kept in a copy of the state (``core.checkpoints``): the last frame's resting ways,
     #: made again when needed.
-    TRANSIENT = ("_ways", "_relaxed_alone")
+    TRANSIENT = ("_ways", "_settling")
 
     _positions: np.ndarray  # the finest level's solution in the mesh's order, (n, 3)
     _stale: list[np.ndarray]  # each level's vertices pushed at the last step
-    _relaxed_alone: np.ndarray | None  # ``relaxed_alone``'s, in the finest level's order
+    _settling: tuple | None  # the last step's finest relaxing (``relaxed_alone``), its order
 
     def __init__(self, hierarchy: Hierarchy, rest_positions: np.ndarray, settings: LevelSettings | None = None):
         rest = np.asanyarray(rest_positions, dtype=np.float64)
@@ -253,10 +253,11 @@ class Surface:
         """The vertices (indices, the mesh's order) the last step moved by relaxing their own
         finest-level offsets, out of contact, while the coarser levels under them moved them
         little or not at all (``ALONE``): a press held still moves only these
-        (``core.folds.FoldGuard.held_back``)."""
-        alone = self._relaxed_alone
-        if alone is None:
+        (``core.folds.FoldGuard.held_back``). Worked out when asked, only while a press holds
+        still: read it before any ``correct`` (which forgets it)."""
+        if self._settling is None:
             return np.zeros(0, dtype=np.int64)
+        alone = _alone(self._levels[-1].solution, *self._settling)
         return alone if self._order is None else self._order[alone]
 
     def elastic_offsets(self, level: int) -> np.ndarray:
@@ -274,7 +275,7 @@ class Surface:
             lv.offsets[:] = 0
             lv.pending[:] = 0
         self._ways: _Rests | None = None  # the last step's ``_resting_ways``
-        self._relaxed_alone = None
+        self._settling = None
         self._stale = [np.zeros(0, dtype=np.int64) for _ in self._levels]  # pushed last step
         self._positions = np.zeros((self.vertex_count, 3), dtype=DTYPE)  # the finest level's, (n, 3)
         self._place(np.zeros((3, self.vertex_count), dtype=DTYPE), update=False)
@@ -327,7 +328,7 @@ class Surface:
         if not dt > 0:
             raise ValueError(f"dt must be positive, got {dt}")
         d = self._displacement(displacement)
-        self._relaxed_alone = None
+        self._settling = None
         resting = None
         if touching is not None:
             touching = np.asanyarray(touching, dtype=bool)
@@ -358,6 +359,7 @@ class Surface:
         d = self._displacement(displacement)
         if not d.any():
             return False
+        self._settling = None  # (``relaxed_alone`` is the step's alone)
         self._place(d, update=True, correcting=True)
         return True
 
@@ -594,7 +596,7 @@ class Surface:
             lv.solution = placed
         finest = self._levels[-1].solution
         if settling is not None:
-            self._relaxed_alone = _alone(finest, *settling)
+            self._settling = settling
         changed = None if rows is None else moved.nonzero()[0]
         if changed is None or changed.size > SPARSE_FRACTION * moved.size:
             for axis in range(3):  # a row at a time: a transposed copy of the whole is 4 x slower
