@@ -38,6 +38,12 @@ The rules that keep a contact from folding, popping through or running away:
 - **Contact has hysteresis.** A new contact touches within ``TOUCH_TOLERANCE`` of a
   collider's size; a vertex already in contact stays touching within ``HOLD_TOLERANCE``, so
   a collider that moves along with the surface (tracking) does not lose it to rounding.
+- **Out of every collider, or in the middle of the room between two.** Where a push ends is
+  asked of every collider it may enter (``_out_of_the_others``); where the push out of that
+  one undoes the first (longer, or back into it), the vertex stops in the middle of the room
+  the two leave along the push, or, with none, of their overlap (``_no_room``). A rule that
+  sends a vertex back toward its rest does not send it through another collider
+  (``_clear_way``).
 """
 
 from collections.abc import Callable
@@ -46,6 +52,7 @@ from functools import cache, partial
 
 import numpy as np
 
+from .constants import TINY
 from .vectors import unit_rows
 
 #: Vertices within this fraction of a collider's size outside it touch it (a new contact).
@@ -693,6 +700,8 @@ class Contacts:
         ks, at = nearer.nonzero()
         move = goal[ks, at] - points[rows[at]]
         distance = np.linalg.norm(move, axis=1)
+        clear = _clear_way(cast, colliders, points[rows[at]], move, distance, ks)
+        ks, at, move, distance = ks[clear], at[clear], move[clear], distance[clear]
         there = distance <= TOUCH_TOLERANCE * colliders.scales()[ks]  # at its goal already: on the face
         length, directions, touch = length.copy(), directions.copy(), touch.copy()
         length[ks, rows[at]] = np.where(there, 0.0, distance)
@@ -1001,12 +1010,13 @@ def _out_of_the_others(
     ``_shorter`` does. Structure (an interior, a container) holds a vertex as ``_winner``
     says: a vertex it holds, and its pushes, are not asked (a skin a ball presses onto a
     bone stays on the bone, in the ball by their overlap)."""
-    motions, was_held, standoff, unbounded, reach = rules
+    # (Not the broad phase's reach: it says which colliders were near each vertex where it
+    # was, not where its push ends. A floor box's rest rule sent vertices back to their rest,
+    # under a ball far from where they were, and they stayed 18 cm inside the ball.)
+    motions, was_held, standoff, unbounded, _ = rules
     rows = pushed.nonzero()[0]
     others = np.ones((directions.shape[0], rows.size), dtype=bool)
     others[longest[rows], np.arange(rows.size)] = False
-    if reach is not None:
-        others &= reach[:, rows]
     if colliders.kinds is not None:  # (what structure holds stays held: ``_winner``)
         others &= (colliders.kinds == COLLIDER)[:, None] & (colliders.kinds[longest[rows]] == COLLIDER)
     others &= _may_have_entered(colliders, solid, points[rows], push[rows], standoff)
@@ -1038,41 +1048,119 @@ def _out_of_the_others(
 
 
 def _no_room(cast: Cast, colliders: Colliders, points, rows, pushers, first, again, push) -> np.ndarray:
-    """The pushes (m, 3), where a vertex of ``rows`` whose way out of another collider
-    (``again`` (k, r)) is longer than the push that took it in (``first`` (r, 3), by the
-    colliders ``pushers`` (r,)) is left between the two: where they overlap along its push,
-    it stops in the middle of the overlap, inside each by half. That way out went through
-    the other's far side: two balls pinching a cushion from above and below, their tips 1 cm
-    past each other, sent its top vertices out through the bottom ball, 0.47 m. Where two
-    closed ones leave room between them along its push (the push went on past the face of
-    the one that pushed it: a wide floor box's, back to the vertex's rest, under a ball now
-    there), it stops in the middle of that room, out of both: left in the middle of the
-    overlap, a crushed Stiff Shell's vertex stayed 8 mm inside the ball (with friction,
-    held still). (Not for a plane: pushed off one into a corner, a vertex ended behind the
-    other, 3.7 mm.)"""
+    """The pushes (m, 3) of the vertices of ``rows`` whose push out of another collider
+    (``again`` (k, r)) undoes the push that took them in (``first`` (r, 3), by the colliders
+    ``pushers`` (r,)): it is longer (that way out went through the other's far side: two balls
+    pinching a cushion from above and below, their tips 1 cm past each other, sent its top
+    vertices out through the bottom ball, 0.47 m), or it takes the vertex back into the
+    pusher (a Rubber mesh keeps 5 cm off what it meets: squeezed into 2 cm between a ball and
+    a floor box, the floor's standoff lifted a vertex back 2.6 cm inside the ball). Where two
+    closed ones leave room between them along its push (from the pusher's face, ahead of the
+    vertex or behind it, to the other's), it stops in the middle of that room, out of both: a
+    wide floor box's rest rule sends a vertex back to its rest, under a ball now there, and
+    left in the middle of their overlap, a crushed Stiff Shell's vertex stayed 8 mm inside
+    the ball (with friction, held still). Where they leave none, a way out through the far
+    side stops in the middle of the overlap, inside each by half. (Not for a plane: pushed
+    off one into a corner, a vertex ended behind the other, 3.7 mm.)"""
     length = np.sqrt(np.einsum("ij,ij->i", first, first))
     through = again > length * (1.0 + 1e-6) + 1e-6 * colliders.scales()[:, None]
-    if not through.any():
+    along = first / np.where(length > 0, length, 1.0)[:, None]  # (the push's unit way)
+    back_in = _back_in(cast, colliders, points[rows] + push[rows], pushers, along, again, through, length)
+    if not (through.any() or back_in.any()):
         return push
-    back = np.full((through.shape[0], rows.size, 3), np.nan)
-    unit = -first / np.where(length > 0, length, 1.0)[:, None]
-    back[through] = np.broadcast_to(unit, back.shape)[through]
-    signed = cast(points[rows] + first, back)[0]  # each collider's way back out, along the push
+    count = len(colliders.names)
+    # Where the other is entered along the push from its start: where a way out through its
+    # far side comes back out along the push (a back-cast from the push's end), or, back in
+    # the pusher, where a ray along the push meets it.
+    back = np.full((count, rows.size, 3), np.nan)
+    back[through] = np.broadcast_to(-along, back.shape)[through]
+    signed = cast(points[rows] + first, back)[0]
     ks, subs = through.nonzero()
     found = signed[ks, subs] > 0  # (a way back out: it came in along the push)
     ks, subs = ks[found], subs[found]
+    enters = length[subs] - signed[ks, subs]  # (behind the vertex where it started inside it)
     overlap = np.minimum(signed[ks, subs], length[subs])
-    share = 1.0 - overlap / (2.0 * length[subs])  # (of the push, taken)
-    # Where the push leaves the one that pushed it, cast along it from its start.
-    ahead = np.full((through.shape[0], subs.size, 3), np.nan)
-    ahead[pushers[subs], np.arange(subs.size)] = -unit[subs]
-    leaves = cast(points[rows[subs]], ahead)[0][pushers[subs], np.arange(subs.size)]
-    enters = length[subs] - overlap  # the other, along the push from its start
+    share = 1.0 - overlap / (2.0 * length[subs])  # (of the push, taken: no room)
+    inward = back_in.nonzero()[0]
+    if inward.size:
+        others = np.argmax(np.where(again[:, inward] > 0, again[:, inward], 0.0), axis=0)
+        ahead = np.full((count, inward.size, 3), np.nan)
+        ahead[others, np.arange(inward.size)] = along[inward]
+        met = cast(points[rows[inward]], ahead)[0][others, np.arange(inward.size)]
+        known = met < 0  # (entered ahead; from inside it, where it was entered is not known)
+        ks = np.concatenate([ks, others[known]])
+        subs = np.concatenate([subs, inward[known]])
+        enters = np.concatenate([enters, -met[known]])
+        share = np.concatenate([share, np.ones(int(known.sum()))])
+    was_through = np.arange(subs.size) < overlap.size  # (the others: back in)
+    leaves = _face_along(cast, colliders, points[rows[subs]], pushers[subs], along[subs])
     closed = colliders.closed()
-    room = closed[pushers[subs]] & closed[ks] & np.isfinite(leaves) & (leaves > 0) & (leaves < enters)
+    room = closed[pushers[subs]] & closed[ks] & np.isfinite(leaves) & (leaves < enters)
     share[room] = (leaves[room] + enters[room]) / (2.0 * length[subs][room])
-    push[rows[subs]] = first[subs] * share[:, None]
+    taken = room | was_through  # (back in with no room: the pushes as they were)
+    # In the middle of the room already, a push of rounding's size (1e-18 m) is none: the
+    # solver takes no push under TINY, so such a vertex is free to move in the step, and
+    # the frame must ask it again after (``core.frame._mend`` asks only the unpushed).
+    share[taken & (np.abs(share) * length[subs] <= TINY)] = 0.0
+    push[rows[subs[taken]]] = first[subs[taken]] * share[taken, None]
     return push
+
+
+def _back_in(cast: Cast, colliders: Colliders, ended, pushers, along, again, through, length) -> np.ndarray:
+    """(r,) which vertices another collider pushed (``again`` (k, r), not ``through`` its far
+    side) end (``ended`` (r, 3)) back inside the collider that pushed them first
+    (``pushers`` (r,), along ``along`` (r, 3), by ``length`` (r,)): a ray on along the push
+    from where they end leaves it. Only where it is closed: the room between two is not
+    measured behind a plane (``_no_room``)."""
+    asked = (again > 0).any(axis=0) & ~through.any(axis=0) & (length > 0) & colliders.closed()[pushers]
+    back_in = np.zeros(asked.shape, dtype=bool)
+    if asked.any():
+        ahead = np.full((len(colliders.names), int(asked.sum()), 3), np.nan)
+        ahead[pushers[asked], np.arange(ahead.shape[1])] = along[asked]
+        signed = cast(ended[asked], ahead)[0][pushers[asked], np.arange(ahead.shape[1])]
+        back_in[asked] = signed > 0
+    return back_in
+
+
+def _face_along(cast: Cast, colliders: Colliders, points, pushers, along) -> np.ndarray:
+    """(r,) where each vertex's push (``along`` (r, 3), unit) leaves the collider that pushed
+    it (``pushers`` (r,)), from the vertex: ahead of it where it is inside, or behind it
+    (negative) where it is outside, pushed to keep the standoff; nan where neither ray meets it."""
+    count = points.shape[0]
+    ways = np.full((len(colliders.names), 2 * count, 3), np.nan)
+    ways[pushers, np.arange(count)] = along
+    ways[pushers, count + np.arange(count)] = -along
+    signed = cast(np.concatenate([points, points]), ways)[0][np.concatenate([pushers, pushers]), np.arange(2 * count)]
+    ahead, behind = signed[:count], signed[count:]
+    return np.where(ahead > 0, ahead, np.where(behind < 0, behind, np.nan))
+
+
+def _clear_way(cast: Cast, colliders: Colliders, points, move, distance, movers) -> np.ndarray:
+    """(r,) which moves (``move`` (r, 3), ``distance`` (r,) long, from ``points``, each made by
+    collider ``movers`` (r,)) enter no other closed collider on their way: a floor box's rest
+    rule sent a vertex a ball had crushed onto the floor back to its rest, 0.87 m up through
+    the ball, and the ball pressed it down again: a held squeeze jumped every four frames.
+    Only the others whose bounding spheres the moves pass are cast."""
+    closed = colliders.closed()
+    if colliders.kinds is not None:
+        closed &= colliders.kinds == COLLIDER
+    clear = np.ones(points.shape[0], dtype=bool)
+    if not (closed.any() and points.shape[0]):
+        return clear
+    to_centre = colliders.centres[:, None] - points[None]  # (k, r, 3)
+    along = np.clip(np.einsum("kij,ij->ki", to_centre, move) / np.maximum(distance**2, 1e-300), 0.0, 1.0)
+    miss = to_centre - along[..., None] * move[None]
+    reach = colliders.sizes * (1.0 + HOLD_TOLERANCE)
+    near = (np.einsum("kij,kij->ki", miss, miss) <= (reach**2)[:, None]) & closed[:, None]
+    near[movers, np.arange(movers.size)] = False
+    if not near.any():
+        return clear
+    asked = near.any(axis=0).nonzero()[0]
+    unit = move[asked] / np.maximum(distance[asked], 1e-300)[:, None]
+    rays = np.where(near[:, asked, None], unit[None], np.nan)
+    signed = cast(points[asked], rays)[0]  # negative where the way enters one
+    clear[asked] = ~((signed < 0) & (-signed < distance[asked])).any(axis=0)
+    return clear
 
 
 def _may_have_entered(colliders: Colliders, solid: np.ndarray, points, push, standoff: float) -> np.ndarray:

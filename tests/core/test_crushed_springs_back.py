@@ -126,11 +126,7 @@ def test_a_mesh_crushed_onto_a_support_springs_back_once_the_press_has_gone(seed
     _springs_back(*crushed(seed))
 
 
-#: Still fails (README, Known failures): seed 35 at 0.85, 6.3 cm inside the ball.
-STILL_INSIDE = pytest.mark.xfail(strict=True, reason="a Stiff Shell crushed with friction 0.85: 6.3 cm inside")
-CRUSHES_WITH_FRICTION = [
-    pytest.param(35, f, marks=[STILL_INSIDE] if f == 0.85 else []) for f in (0.15, 0.3, 0.45, 0.7, 0.85, 1.0)
-] + [(10, 0.85), (10, 1.0)]
+CRUSHES_WITH_FRICTION = [(35, f) for f in (0.15, 0.3, 0.45, 0.7, 0.85, 1.0)] + [(10, 0.85), (10, 1.0)]
 
 
 @pytest.mark.parametrize("seed, friction", CRUSHES_WITH_FRICTION)
@@ -141,8 +137,9 @@ def test_a_stiff_shell_crushed_onto_a_box_with_friction_stays_out_of_both(seed, 
     way was longer than the push, so it was left in the middle of the overlap there
     (``core.contact._no_room``): 8.5-29 mm inside the ball (seed 35), 65 mm (seed 10, 0.85).
     Where there is room between the box's face and the ball along the push, it stops in the
-    middle of that room: out of both. Seed 35 at 0.85 is still 6.3 cm inside (carrying the
-    surface beside the folds with friction too undid it, and made other presses worse)."""
+    middle of that room: out of both. Seed 35 at 0.85 stayed 6.3 cm inside until the room
+    was measured also from the face behind a vertex pushed from outside the box, and a push
+    that lifted it back into the ball was judged the same way."""
     _springs_back(*crushed(seed, friction))
 
 
@@ -189,3 +186,82 @@ def test_a_ball_crushed_onto_a_floor_springs_back_when_the_press_leaves():
         deepest = max(deepest, float(np.linalg.norm(positions - rest, axis=1).max()))
     assert deepest > 0.6
     assert float(np.linalg.norm(positions - rest, axis=1).max()) < 0.01
+
+
+def squeezed(seed: int):
+    """A random squeeze: a ball pressed down to a small gap (2-8 % of the mesh's height) over a
+    box the mesh rests on, with friction, then slid across it (or held where it pressed),
+    held, and lifted away; each closed collider's rays cast only for the vertices near it, as
+    the add-on casts them. Returns the scene, the rest positions, the slide's length and the
+    last frame."""
+    rng = np.random.default_rng(seed)
+    name = list(PRESETS)[seed % len(PRESETS)]
+    radius = rng.uniform(0.3, 0.5)
+    segments = int(rng.integers(16, 33))
+    rest, faces = uv_sphere(radius, segments, segments // 2)
+    rest = rest * rng.uniform(0.7, 1.2, size=3)
+    corners, sizes = faces.ravel(), np.full(len(faces), 3)
+    rest = rest + [0.0, 0.0, -rest[:, 2].min() + rng.uniform(0.0, 0.01)]
+    height = float(np.ptp(rest[:, 2]))
+    fps = float(rng.choice([24.0, 60.0]))
+    frame = lambda seconds: round(seconds * fps)  # noqa: E731
+    down, slid, leave, gone, last = frame(0.5), frame(1.5), frame(2.0), frame(2.3), frame(3.5)
+    ball_radius = rng.uniform(0.4, 1.0) * radius
+    start = rng.normal(size=3) * 0.3 * radius
+    start[2] = 0.0
+    angle = rng.uniform(0.0, 2.0 * np.pi)
+    slide = rng.choice([0.0, rng.uniform(0.3, 0.8) * radius])
+    end = start + slide * np.array([np.cos(angle), np.sin(angle), 0.0])
+    low = ball_radius + rng.uniform(0.02, 0.08) * height  # its lowest point over the box
+    above = height + ball_radius + 0.5
+    times = np.arange(last + 1)
+    keys = [0, down, slid, leave, gone]
+    path = np.stack(
+        [
+            np.interp(times, keys, [start[0], start[0], end[0], end[0], end[0]]),
+            np.interp(times, keys, [start[1], start[1], end[1], end[1], end[1]]),
+            np.interp(times, keys, [above, low, low, low, above]),
+        ],
+        1,
+    )
+    support = Box([[0.0, 0.0, -0.5]] * (last + 1), [3.0, 3.0, 0.5])
+    friction = float(rng.uniform(0.2, 0.8))
+    colliders = [Ball(path, ball_radius), support]
+    surface = elastic(rest, corners, sizes, name)
+    scene = Frames(surface, faces, colliders, friction=friction, fps=fps, each_near=True)
+    return scene, rest, float(slide), last
+
+
+#: Still fail (README, Known failures), both before: a ball narrower than the mesh pressed deep
+#: off its pole slides the pole round its side and passes it, and leaving, carries it up on
+#: top (seed 8: 0.93 m from rest); the rim of a mesh a wide ball pressed, laid over the top
+#: of the ball, is carried up with it as it leaves (seed 9: 1.27 m).
+CARRIED_OFF = pytest.mark.xfail(strict=True, reason="a leaving ball carries what lies on its top")
+SQUEEZES = [pytest.param(seed, marks=[CARRIED_OFF] if seed in (8, 9) else []) for seed in range(16)]
+
+
+@pytest.mark.parametrize("seed", SQUEEZES)
+def test_a_mesh_squeezed_onto_a_box_and_slid_over_stays_out_of_both(seed):
+    """Every elastic preset on a box, a ball pressed down to 2-8 % of the mesh's height over
+    the box, with friction, slid across (or held), then lifted: every frame nothing inside
+    either collider by more than 1e-3 of the mesh's radius, and no vertex further from rest
+    than the mesh's height plus the slide (a squeeze moves a vertex about its height at most,
+    friction drags it the slide). Before, a push out of the box was asked of the ball only
+    where the vertex was near the ball before its push (a broad phase's answer for the
+    vertex where it was, not where it went): the box's rest rule put vertices back at their
+    rest, under the ball now there, 18 cm inside it (a new user's sphere crushed and slid
+    over, Stiff Shell); and the rule's way back to the rest crossed the ball whole, 0.87 m up
+    through it, and was pushed down again the next frame: a held squeeze jumped."""
+    scene, rest, slide, last = squeezed(seed)
+    radius = float(np.linalg.norm(rest - rest.mean(axis=0), axis=1).max())
+    height = float(np.ptp(rest[:, 2]))
+    inside = furthest = 0.0
+    worst = -1
+    for frame in range(last + 1):
+        positions = scene.play(frame)
+        deepest = max(float(c.depth(positions).max()) for c in scene.colliders)
+        if deepest > inside:
+            inside, worst = deepest, frame
+        furthest = max(furthest, float(np.linalg.norm(positions - rest, axis=1).max()))
+    assert inside < 1e-3 * radius, f"{inside:.4f} m inside a collider at frame {worst} (radius {radius:.3f})"
+    assert furthest < height + slide, f"a vertex {furthest:.3f} m from rest (height {height:.3f}, slide {slide:.3f})"
