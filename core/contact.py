@@ -643,7 +643,8 @@ class Contacts:
         (a ball sliding off a floor box's edge and falling past its side had vertices held on
         the top and stretched 1.7 m). From its rest, the way out (along the axis or its own
         normal, the shorter) is as far as the collider reaches into the mesh there. A vertex
-        inside a closed collider whose rest is outside it altogether is put back at its rest."""
+        inside a closed collider whose rest is outside it altogether is put back at its rest.
+        None is sent where the way there enters another collider (``_clear_way``)."""
         length, directions, touch = found
         wide = {
             k: axis
