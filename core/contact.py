@@ -644,7 +644,7 @@ class Contacts:
         the top and stretched 1.7 m). From its rest, the way out (along the axis or its own
         normal, the shorter) is as far as the collider reaches into the mesh there. A vertex
         inside a closed collider whose rest is outside it altogether is put back at its rest.
-        None is sent where the way there enters another collider (``_clear_way``)."""
+        None is sent where the way there crosses another collider (``_clear_way``)."""
         length, directions, touch = found
         wide = {
             k: axis
@@ -1138,7 +1138,7 @@ def _face_along(cast: Cast, colliders: Colliders, points, pushers, along) -> np.
 
 def _clear_way(cast: Cast, colliders: Colliders, points, move, distance, movers) -> np.ndarray:
     """(r,) which moves (``move`` (r, 3), ``distance`` (r,) long, from ``points``, each made by
-    collider ``movers`` (r,)) enter no other closed collider on their way: a floor box's rest
+    collider ``movers`` (r,)) cross no other closed collider on their way: a floor box's rest
     rule sent a vertex a ball had crushed onto the floor back to its rest, 0.87 m up through
     the ball, and the ball pressed it down again: a held squeeze jumped every four frames.
     Only the others whose bounding spheres the moves pass are cast."""
@@ -1159,8 +1159,14 @@ def _clear_way(cast: Cast, colliders: Colliders, points, move, distance, movers)
     asked = near.any(axis=0).nonzero()[0]
     unit = move[asked] / np.maximum(distance[asked], 1e-300)[:, None]
     rays = np.where(near[:, asked, None], unit[None], np.nan)
-    signed = cast(points[asked], rays)[0]  # negative where the way enters one
-    clear[asked] = ~((signed < 0) & (-signed < distance[asked])).any(axis=0)
+    count = asked.size
+    # Along the way from its start (negative where it enters one) and back from its goal
+    # (negative where the goal is outside one): a way that ends inside one is the next rules'
+    # to judge (``_out_of_the_others``); refused, squeezes under a turned box shook and a
+    # monkey's ear stayed on its top when it lifted.
+    signed = cast(np.concatenate([points[asked], points[asked] + move[asked]]), np.concatenate([rays, -rays], 1))[0]
+    enters, after = signed[:, :count], signed[:, count:]
+    clear[asked] = ~((enters < 0) & (-enters < distance[asked]) & (after < 0)).any(axis=0)
     return clear
 
 
