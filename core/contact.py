@@ -1085,9 +1085,7 @@ def _no_room(cast: Cast, colliders: Colliders, points, rows, pushers, first, aga
     inward = back_in.nonzero()[0]
     if inward.size:
         others = np.argmax(np.where(again[:, inward] > 0, again[:, inward], 0.0), axis=0)
-        ahead = np.full((count, inward.size, 3), np.nan)
-        ahead[others, np.arange(inward.size)] = along[inward]
-        met = cast(points[rows[inward]], ahead)[0][others, np.arange(inward.size)]
+        met = _cast_one_each(cast, count, points[rows[inward]], others, along[inward])
         known = met < 0  # (entered ahead; from inside it, where it was entered is not known)
         ks = np.concatenate([ks, others[known]])
         subs = np.concatenate([subs, inward[known]])
@@ -1116,10 +1114,7 @@ def _back_in(cast: Cast, colliders: Colliders, ended, pushers, along, again, thr
     asked = (again > 0).any(axis=0) & ~through.any(axis=0) & (length > 0) & colliders.closed()[pushers]
     back_in = np.zeros(asked.shape, dtype=bool)
     if asked.any():
-        ahead = np.full((len(colliders.names), int(asked.sum()), 3), np.nan)
-        ahead[pushers[asked], np.arange(ahead.shape[1])] = along[asked]
-        signed = cast(ended[asked], ahead)[0][pushers[asked], np.arange(ahead.shape[1])]
-        back_in[asked] = signed > 0
+        back_in[asked] = _cast_one_each(cast, len(colliders.names), ended[asked], pushers[asked], along[asked]) > 0
     return back_in
 
 
@@ -1128,12 +1123,24 @@ def _face_along(cast: Cast, colliders: Colliders, points, pushers, along) -> np.
     it (``pushers`` (r,)), from the vertex: ahead of it where it is inside, or behind it
     (negative) where it is outside, pushed to keep the standoff; nan where neither ray meets it."""
     count = points.shape[0]
-    ways = np.full((len(colliders.names), 2 * count, 3), np.nan)
-    ways[pushers, np.arange(count)] = along
-    ways[pushers, count + np.arange(count)] = -along
-    signed = cast(np.concatenate([points, points]), ways)[0][np.concatenate([pushers, pushers]), np.arange(2 * count)]
+    signed = _cast_one_each(
+        cast,
+        len(colliders.names),
+        np.concatenate([points, points]),
+        np.concatenate([pushers, pushers]),
+        np.concatenate([along, -along]),
+    )
     ahead, behind = signed[:count], signed[count:]
     return np.where(ahead > 0, ahead, np.where(behind < 0, behind, np.nan))
+
+
+def _cast_one_each(cast: Cast, count: int, origins, which, ways) -> np.ndarray:
+    """(r,) the signed distance along each ray (``origins`` (r, 3), ``ways`` (r, 3)) to the
+    first face of one collider, ``which`` (r,) of the ``count``; the others' rays not cast."""
+    pick = np.arange(origins.shape[0])
+    rays = np.full((count, origins.shape[0], 3), np.nan)
+    rays[which, pick] = ways
+    return cast(origins, rays)[0][which, pick]
 
 
 def _clear_way(cast: Cast, colliders: Colliders, points, move, distance, movers) -> np.ndarray:
