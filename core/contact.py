@@ -44,6 +44,12 @@ The rules that keep a contact from folding, popping through or running away:
   the two leave along the push, or, with none, of their overlap (``_no_room``). A rule that
   sends a vertex back toward its rest does not send it through another collider
   (``_clear_way``).
+- **Not through in one step.** A vertex a step moved right through a still collider, in at
+  one side and out at the other, goes back to where it went in (``_crossed_closed``); a
+  push that would cross a collider's middle is taken a shorter way out where the collider's
+  move explains no such depth: back the way the vertex came, or straight out from the
+  collider's centre where the collider sweeps over the vertex without pressing it
+  (``Contacts._not_through``).
 """
 
 from collections.abc import Callable
@@ -86,6 +92,11 @@ KEPT_TURN = float(np.cos(np.radians(25.0)))
 #: when that is this many times nearer its rest than where its push leaves it, and its push
 #: leaves it further than this many times as deep as the collider reaches (``_from_rest``).
 REST_NEARER = 1.5
+
+#: A collider moving within this cosine of a vertex's push (60 degrees) presses it: the
+#: nearest way out of it, straight out from its centre, can lie behind the vertex
+#: (``Contacts._not_through``).
+PRESSING = 0.5
 
 #: What a collider is to the surface. A collider presses from the side it came from and the
 #: longest push wins; an interior (a bone, a rib cage under the skin) is a volume the surface
@@ -388,12 +399,16 @@ class Contacts:
                 cast, colliders, sides, points, normals, offsets, standoff, (length, directions, touch)
             )
         # No vertex within its reach yet (``_sides``), or all of the mesh inside it: it pushes none.
-        idle = (sides == 0) | np.array([name in self.enclosing for name in colliders.names])
+        enclosing = np.array([name in self.enclosing for name in colliders.names])
+        idle = (sides == 0) | enclosing
         length[idle], touch[idle] = 0.0, False
         if colliders.open is not None and colliders.open.any():
             length, directions = _crossed_open(
                 cast, points, directions, relative, length, sizes[:, 0], standoff, colliders.open
             )
+        length, directions, touch = _crossed_closed(
+            cast, colliders, points, (motions, relative), ~enclosing, standoff, reach, (length, directions, touch)
+        )
         touching = touch.any(axis=0)
         longest = _winner(length, touch, colliders.kinds)
         pick = np.arange(points.shape[0])
@@ -598,13 +613,22 @@ class Contacts:
         vertex 9 cm into a ball behind the ear, and every way into the mesh went 1 m through
         the ball), or where the push is longer than the collider's radius and than the
         collider moved at it (a ball sliding 3 cm onto the back of an ear pushed a vertex 1
-        m: its move explains no such depth). Not otherwise: a vertex carried ahead of a fast
-        thin plate can be inside it from above, and going back would pop the dent through
-        the plate; a box that jumped 3 m over a whole monkey in one frame carries her along."""
+        m: its move explains no such depth). Where it tries back the way it came, it also tries
+        straight out from the collider's centre (a ball's nearest way out): a ball lifting
+        out of a deep squeeze found inside it a vertex its press had laid at its side, by its
+        equator; back the way it came took it 35 cm up onto the ball's top, and the ball
+        carried it off from there (1.27 m from rest), where straight out from the centre it
+        lay 3 mm inside. Not where the collider presses the vertex (moves along its push,
+        ``PRESSING``): a ball dragged through a sheet in three frames holds the dent's
+        vertices above its centre, and straight out from it would pop them back through the
+        top. Not otherwise: a vertex carried ahead of a fast thin plate can be inside it
+        from above, and going back would pop the dent through the plate; a box that jumped 3
+        m over a whole monkey in one frame carries her along."""
         length, directions, touch = found
         motions, relative = moves
         through = np.zeros(length.shape, dtype=bool)
         way_back = np.zeros(length.shape, dtype=bool)
+        swept = np.zeros(length.shape, dtype=bool)
         closed = colliders.closed()
         for k, name in enumerate(colliders.names):
             if closed[k] and sides[k] != 0 and name not in self.wide and colliders.kind(k) == COLLIDER:
@@ -615,6 +639,11 @@ class Contacts:
                 pushed = length[k, inside]
                 unexplained = (pushed > colliders.sizes[k]) & (came < pushed**2)
                 way_back[k, inside] = through[k, inside] & (~motions[k, inside].any(axis=1) | unexplained)
+                # Swept over by the collider, which does not press it (``PRESSING``).
+                moving = motions[k, inside]
+                speed = np.sqrt(np.einsum("ij,ij->i", moving, moving))
+                along = np.einsum("ij,ij->i", moving, directions[k, inside])
+                swept[k, inside] = through[k, inside] & unexplained & (speed > 0) & (along <= PRESSING * speed)
         if not through.any():
             return found
         axes = {k: axis for k, name in enumerate(colliders.names) if (axis := self.axes.get(name)) is not None}
@@ -625,6 +654,7 @@ class Contacts:
             (through, axes, lambda k: -axes[k] * sides[k]),
             (through, recent, lambda k: -recent[k] * sides[k]),
             (way_back, every, lambda k: _way_back(relative[k])),
+            (swept, every, lambda k: _away_from(colliders.centres[k], points)),
         ):
             mask = mask & np.isin(np.arange(len(colliders.names)), list(ways))[:, None]
             if mask.any():
@@ -1371,6 +1401,61 @@ def _crossed_open(cast: Cast, points, directions, relative, length, sizes, stand
     return length, directions
 
 
+def _crossed_closed(cast: Cast, colliders: Colliders, points, moves, active, standoff: float, reach, found):
+    """The pushes ``found`` (lengths, directions, touching; (k, m) each, directions (k, m, 3))
+    with each vertex that went through a closed collider since the last query, in at one
+    side and out at the other, pushed back to where it went in. A step can move a vertex
+    further than a collider is thick: a ball lifting out of a deep squeeze let the dent under
+    it go, the step's relaxation took the dent 46 cm up through the ball and out of its top,
+    and the ball carried the mesh off from inside it (a new user's scenes). A vertex out of
+    a still collider (``active`` (k,): those not enclosing the mesh; ``moves``: each one's
+    motion at the vertices, and that less theirs, (k, m, 3) each), on the other side of its
+    centre from where it was, whose way back along its own move goes into it, and whose way
+    from where it was goes into it too before where it is now, crossed it. Only its own
+    move: a collider that moved past a vertex (a ball sliding fast over a sheet) leaves it
+    behind, where catching it on the face it went in by dragged the sheet along, ahead of
+    the ball. ``reach`` (k, m): the vertices each collider's rays are cast for (None: all);
+    the broad phase finds those whose move ended near it."""
+    length, directions, touch = found
+    motions, relative = moves
+    count = len(colliders.names)
+    closed = colliders.closed() & active
+    if colliders.kinds is not None:
+        closed &= colliders.kinds == COLLIDER
+    # Moves shorter than the rounding of a contact are not asked: a vertex resting on a face
+    # that a collider left by a hair is behind that face, not through the collider. A
+    # collider that moved less is still (carried with the mesh, it moves by rounding).
+    slack = standoff + HOLD_TOLERANCE * colliders.scales()[:, None]
+    travel = np.linalg.norm(relative, axis=2)
+    travel[np.einsum("kij,kij->ki", motions, motions) > (HOLD_TOLERANCE * colliders.scales()[:, None]) ** 2] = 0.0
+    asked = closed[:, None] & (length == 0) & ~touch & (travel > 2.0 * slack)
+    if reach is not None:
+        asked &= reach
+    # Through, not round: where it was and where it is lie on either side of the collider's
+    # centre. A vertex sliding along a ball's face (relaxing round it) moves along a chord
+    # that dips into the ball, and is no more through it than before.
+    now = points[None] - colliders.centres[:, None]
+    asked &= np.einsum("kij,kij->ki", now + relative, now) < 0.0
+    if not asked.any():
+        return found
+    ks, rows = asked.nonzero()
+    back = relative[ks, rows] / travel[ks, rows, None]
+    into = -_cast_one_each(cast, count, points[rows], ks, back)  # (nan: none met, negative: left)
+    maybe = (into > 0) & (into < travel[ks, rows] - slack[ks, 0])
+    if not maybe.any():
+        return found
+    ks, rows, back = ks[maybe], rows[maybe], back[maybe]
+    went_in = -_cast_one_each(cast, count, points[rows] + relative[ks, rows], ks, -back)
+    crossed = (went_in > slack[ks, 0]) & (went_in < travel[ks, rows])
+    if not crossed.any():
+        return found
+    ks, rows, back, went_in = ks[crossed], rows[crossed], back[crossed], went_in[crossed]
+    length, directions, touch = length.copy(), directions.copy(), touch.copy()
+    length[ks, rows] = travel[ks, rows] - went_in + standoff
+    directions[ks, rows] = back
+    return length, directions, touch
+
+
 def _cast_both(
     cast: Cast, points, directions, motions, was_held, standoff, unbounded=None, reach=None, both_ways=False
 ):
@@ -1576,6 +1661,14 @@ def _ways_out(colliders: Colliders, normals, faces_of, inward, between) -> np.nd
         between = between | (colliders.kinds[faces_of] != COLLIDER)
     ways[between] = 0.0
     return ways
+
+
+def _away_from(centre: np.ndarray, points: np.ndarray) -> np.ndarray:
+    """Unit rays (m, 3) from ``centre`` (3,) through each of ``points`` (m, 3): a ball's
+    nearest way out; nan (not cast) at the centre."""
+    way = points - centre
+    length = np.linalg.norm(way, axis=1, keepdims=True)
+    return np.divide(way, length, out=np.full_like(way, np.nan), where=length > 0)
 
 
 def _way_back(relative: np.ndarray) -> np.ndarray:

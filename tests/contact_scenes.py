@@ -199,8 +199,11 @@ class Frames:
         push, touching, away = np.zeros((count, 3)), np.zeros(count, dtype=bool), np.zeros((count, 3))
         gap, room = np.zeros(count), np.zeros(count)
         near = np.zeros(count, dtype=bool)
+        # After the step, as far round each collider as the step moved anything: a step can
+        # move a vertex right through one (the add-on looks that far only where it could).
+        swept = 0.0 if among is None else within
         for c in self.colliders:
-            near |= close_to(c, positions, self.standoff)
+            near |= close_to(c, positions, self.standoff + swept)
         asked = near.copy()
         if among is not None:
             asked[:] = False
@@ -229,7 +232,7 @@ class Frames:
                 self.friction,
                 self.standoff,
                 offsets=positions[queried] - self.rest[queried],
-                reach=self._reach(positions[queried]),
+                reach=self._reach(positions[queried], swept),
             )
             push[queried], touching[queried] = found.push, found.touching
             rests = queried[found.touching]
@@ -241,12 +244,14 @@ class Frames:
             self.contacts.release(far)
         return Found(push, touching, away, gap, room)
 
-    def _reach(self, points: np.ndarray) -> np.ndarray | None:
-        """Which of ``points`` each closed collider can reach (the broad phase's), or None."""
+    def _reach(self, points: np.ndarray, swept: float) -> np.ndarray | None:
+        """Which of ``points`` each closed collider can reach (the broad phase's, ``swept``
+        further: how far the step moved them), or None."""
         if not self.each_near:
             return None
         return np.array(
-            [getattr(c, "open", False) | close_to(c, points, self.standoff) for c in self.colliders], dtype=bool
+            [getattr(c, "open", False) | close_to(c, points, self.standoff + swept) for c in self.colliders],
+            dtype=bool,
         )
 
 

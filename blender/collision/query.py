@@ -54,6 +54,11 @@ if TYPE_CHECKING:
 ROUNDING = 1e-6
 #: A posed mesh's motion as a whole (``_posing``) is measured on this many of its vertices.
 POSING_SAMPLE = 4096
+#: A step that moved a vertex further than this share of a closed collider's thinnest extent
+#: can have taken it from one side of the collider's centre, out of it, to the other, out of
+#: it (a ball: at least 1 / (2 sqrt 2) of its diameter): the second query then looks that far
+#: round it (``core.contact._crossed_closed``).
+THROUGH = 0.35
 
 
 @dataclass
@@ -222,8 +227,12 @@ class CollisionQuery:
             # Behind an open collider as far as its size: a step can move a vertex under a
             # plane from past its edge, sideways (a ball centred over a plane's edge had a
             # vertex the response moved a fraction of a millimetre past it, then back under
-            # it, 8 cm deep), as well as across its faces.
-            behind = [0.0 if c.closed else _local(c.radius, inverse) for c in colliders]
+            # it, 8 cm deep), as well as across its faces. Past a closed one as far as the
+            # step moved, where that is far enough to go right through it (``_through``).
+            behind = [
+                (within if _through(within, c, inverse) else 0.0) if c.closed else _local(c.radius, inverse)
+                for c in colliders
+            ]
             near_each = [
                 _near(positions, c, standoff, inverse, among, pad) for c, pad in zip(colliders, behind, strict=True)
             ]
@@ -627,6 +636,20 @@ def _box_moved(low: np.ndarray, high: np.ndarray, change: np.ndarray) -> float:
     less another: the move of each point, affine): furthest at a corner."""
     corners = np.array(list(itertools.product(*np.stack([low, high], axis=1))))
     return float(np.linalg.norm(corners @ change[:3, :3].T + change[:3, 3], axis=1).max())
+
+
+def _through(moved: float, collider: Collider, to_local: np.ndarray) -> bool:
+    """Whether a move of ``moved`` (in the space ``to_local`` carries into) can take a vertex
+    through a closed collider: further than ``THROUGH`` of its thinnest extent (its own box
+    along its axes, as its matrix stretches them; else its world box)."""
+    if not np.isfinite(moved):
+        return False
+    if collider.local_low is not None and collider.local_high is not None and collider.matrix is not None:
+        extents = (collider.local_high - collider.local_low) * np.linalg.norm(collider.matrix[:3, :3], axis=0)
+    else:
+        extents = collider.high - collider.low
+    smallest = float(np.linalg.svd(to_local[:3, :3], compute_uv=False).min())  # the least a world length shrinks
+    return moved > THROUGH * float(extents.min()) * smallest
 
 
 def _local(distance: float, to_local: np.ndarray) -> float:

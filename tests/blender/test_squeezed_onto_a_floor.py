@@ -92,3 +92,26 @@ def test_a_mesh_squeezed_onto_a_floor_box_and_slid_over_stays_out_of_both(seed):
         if deepest > inside:
             inside, worst = deepest, frame
     assert inside < 1e-3 * size, f"{inside / size:.4f} of the size inside at frame {worst}"
+
+
+#: Still fail (README, Known failures): the mesh closes over a ball narrower than it, pressed
+#: to 7 cm over the floor: a subdivided cube's dent wall hangs over the ball as it slides in
+#: under it (seed 26), a sphere's walls rise round the ball as it lifts, faster than it
+#: (seed 27); leaving, the ball lifts the mesh off from inside.
+CLOSED_OVER = pytest.mark.xfail(strict=True, reason="the mesh closes over a narrow ball deep in it")
+
+
+@pytest.mark.parametrize("seed", [pytest.param(s, marks=[CLOSED_OVER] if s in (26, 27) else []) for s in range(48)])
+def test_a_ball_lifting_out_of_a_squeeze_leaves_the_mesh_behind(seed):
+    """Every frame from the one the ball starts to leave, its centre is outside the evaluated
+    mesh (by winding number). Before, 5 of these 48 had the mesh round the ball as it rose;
+    in 3 the first frame's relaxation took the dent under a narrow ball up through it (46 cm
+    in a step, seed 0), and the ball lifted the mesh off from inside. A vertex a step moves
+    right through a still collider now goes back to where it went in
+    (``core.contact._crossed_closed``)."""
+    scene, mesh, ball, _, _ = squeezed_onto_a_floor(seed)
+    for frame in range(1, scene.frame_end + 1):
+        scene.frame_set(frame)
+        if frame > 40:  # (the ball holds to frame 40, then leaves)
+            centre = np.array(ball.matrix_world.translation)[None]
+            assert depth_inside(mesh, centre)[0] == 0.0, f"frame {frame}: the ball is inside the mesh"

@@ -388,6 +388,30 @@ def test_a_vertex_held_by_a_spinning_ball_stays_in_contact_as_its_faces_swing_un
     assert HOLD_TOLERANCE < 0.005 < FACETING
 
 
+def test_a_vertex_a_step_moved_right_through_a_still_ball_goes_back_to_where_it_went_in():
+    """A step moved a vertex 0.8 m up, in at the bottom of a still ball and out at its top (a
+    dent let go under a ball lifting out of a squeeze: the ball then carried the mesh off from
+    inside it): pushed back down to where it went in. Not a vertex whose way passed beside the
+    ball, nor one that was inside it and left, nor one the ball moved past (a ball sliding
+    fast over a sheet leaves it behind)."""
+    from contact_scenes import _cast_each
+
+    ball = Ball([[0.0, 0.0, 0.0]], 0.2)
+    colliders = Colliders(["ball"], np.zeros((1, 3)), np.array([0.2]), lambda o, r: _cast_each([ball], o, r))
+    ends = np.array([[0.05, 0.0, 0.4], [0.3, 0.0, 0.4], [0.05, 0.0, 0.4]])
+    moves = np.array([[0.0, 0.0, 0.8], [0.0, 0.0, 0.8], [0.0, 0.0, 0.4]])  # from below; beside; from inside
+
+    def pushes(ball_motion):
+        contacts = Contacts(3)
+        motions = np.broadcast_to(np.asarray(ball_motion, dtype=np.float64), (1, 3, 3))
+        return contacts.push(np.arange(3), ends, np.tile(UP, (3, 1)), moves, motions, colliders).push
+
+    went_in = -np.sqrt(0.2**2 - 0.05**2)  # the bottom of the ball under the vertex
+    np.testing.assert_allclose(pushes((0.0, 0.0, 0.0))[0], [0.0, 0.0, went_in - 0.4], atol=1e-12)
+    np.testing.assert_array_equal(pushes((0.0, 0.0, 0.0))[1:], 0.0)
+    np.testing.assert_array_equal(pushes((0.0, 0.0, -0.8))[0], 0.0)  # the ball came down past it
+
+
 def test_a_vertex_a_step_moved_into_a_still_closed_collider_goes_back_rather_than_far_through():
     """Out of every collider at the last query, moved 7 cm into a still box by a step, and
     pushed 0.7 m out through its far side along the press axis (a monkey's vertex, seed 130 of
