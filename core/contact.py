@@ -653,8 +653,8 @@ class Contacts:
             (through, every, lambda k: -normals * sides[k]),
             (through, axes, lambda k: -axes[k] * sides[k]),
             (through, recent, lambda k: -recent[k] * sides[k]),
-            (way_back, every, lambda k: _way_back(relative[k])),
-            (swept, every, lambda k: _away_from(colliders.centres[k], points)),
+            (way_back, every, lambda k: _rays_along(relative[k])),  # back the way it came in
+            (swept, every, lambda k: _rays_along(points - colliders.centres[k])),  # out from the centre
         ):
             mask = mask & np.isin(np.arange(len(colliders.names)), list(ways))[:, None]
             if mask.any():
@@ -1663,16 +1663,10 @@ def _ways_out(colliders: Colliders, normals, faces_of, inward, between) -> np.nd
     return ways
 
 
-def _away_from(centre: np.ndarray, points: np.ndarray) -> np.ndarray:
-    """Unit rays (m, 3) from ``centre`` (3,) through each of ``points`` (m, 3): a ball's
-    nearest way out; nan (not cast) at the centre."""
-    way = points - centre
-    length = np.linalg.norm(way, axis=1, keepdims=True)
-    return np.divide(way, length, out=np.full_like(way, np.nan), where=length > 0)
-
-
-def _way_back(relative: np.ndarray) -> np.ndarray:
-    """Unit rays (m, 3) along ``relative`` (m, 3), a collider's motion at each vertex less
-    the vertex's own: back the way each came into it; nan (not cast) where neither moved."""
-    length = np.linalg.norm(relative, axis=1, keepdims=True)
-    return np.divide(relative, length, out=np.full_like(relative, np.nan), where=length > 0)
+def _rays_along(vectors: np.ndarray) -> np.ndarray:
+    """Unit rays (m, 3) along each of ``vectors`` (m, 3): a collider's motion at each vertex
+    less the vertex's own (back the way it came into it), or a vertex less the collider's
+    centre (a ball's nearest way out); nan (not cast) where a vector is zero (neither moved,
+    at the centre)."""
+    length = np.linalg.norm(vectors, axis=1, keepdims=True)
+    return np.divide(vectors, length, out=np.full_like(vectors, np.nan), where=length > 0)
