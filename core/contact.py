@@ -1425,20 +1425,24 @@ def _crossed_closed(cast: Cast, colliders: Colliders, points, moves, active, sta
     # Moves shorter than the rounding of a contact are not asked: a vertex resting on a face
     # that a collider left by a hair is behind that face, not through the collider. A
     # collider that moved less is still (carried with the mesh, it moves by rounding).
-    slack = standoff + HOLD_TOLERANCE * colliders.scales()[:, None]
+    hold = HOLD_TOLERANCE * colliders.scales()[:, None]
+    slack = standoff + hold
     travel = np.linalg.norm(relative, axis=2)
-    travel[np.einsum("kij,kij->ki", motions, motions) > (HOLD_TOLERANCE * colliders.scales()[:, None]) ** 2] = 0.0
+    travel[np.einsum("kij,kij->ki", motions, motions) > hold**2] = 0.0
     asked = closed[:, None] & (length == 0) & ~touch & (travel > 2.0 * slack)
     if reach is not None:
         asked &= reach
+    if not asked.any():  # (a held frame: nothing moved)
+        return found
+    ks, rows = asked.nonzero()
     # Through, not round: where it was and where it is lie on either side of the collider's
     # centre. A vertex sliding along a ball's face (relaxing round it) moves along a chord
     # that dips into the ball, and is no more through it than before.
-    now = points[None] - colliders.centres[:, None]
-    asked &= np.einsum("kij,kij->ki", now + relative, now) < 0.0
-    if not asked.any():
+    now = points[rows] - colliders.centres[ks]
+    opposite = np.einsum("ij,ij->i", now + relative[ks, rows], now) < 0.0
+    if not opposite.any():
         return found
-    ks, rows = asked.nonzero()
+    ks, rows = ks[opposite], rows[opposite]
     back = relative[ks, rows] / travel[ks, rows, None]
     into = -_cast_one_each(cast, count, points[rows], ks, back)  # (nan: none met, negative: left)
     maybe = (into > 0) & (into < travel[ks, rows] - slack[ks, 0])
