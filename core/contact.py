@@ -638,9 +638,9 @@ class Contacts:
                 came = np.einsum("ij,ij->i", relative[k, inside], relative[k, inside])
                 pushed = length[k, inside]
                 unexplained = (pushed > colliders.sizes[k]) & (came < pushed**2)
-                way_back[k, inside] = through[k, inside] & (~motions[k, inside].any(axis=1) | unexplained)
-                # Swept over by the collider, which does not press it (``PRESSING``).
                 moving = motions[k, inside]
+                way_back[k, inside] = through[k, inside] & (~moving.any(axis=1) | unexplained)
+                # Swept over by the collider, which does not press it (``PRESSING``).
                 speed = np.sqrt(np.einsum("ij,ij->i", moving, moving))
                 along = np.einsum("ij,ij->i", moving, directions[k, inside])
                 swept[k, inside] = through[k, inside] & unexplained & (speed > 0) & (along <= PRESSING * speed)
